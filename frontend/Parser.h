@@ -1,0 +1,20 @@
+// Source text -> IR. The ANTLR parser recognises the structure; the IR builder
+// resolves names (values, meshes), decodes tensor types, priorities and
+// attributes, and reports every error at its exact token.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <memory>
+
+namespace shardc {
+
+/// Parses `file` into a Module. Syntax and name errors go to `diags`; the
+/// parser recovers and keeps going so one run reports several errors. Returns
+/// null only when the text could not be turned into a module at all; check
+/// `diags.hasErrors()` before running passes.
+std::unique_ptr<Module> parseModule(const SourceFile &file,
+                                    DiagnosticEngine &diags);
+
+} // namespace shardc

@@ -1,0 +1,227 @@
+// The .shd language (../shared/LANGUAGE.md, sections 1-5).
+//
+// The grammar only recognises structure; everything with a meaning (tensor
+// types, priorities, op names and their operand counts) is checked by the IR
+// builder in frontend/, which reports errors at the exact token.
+grammar Shd;
+
+module : topItem* EOF ;
+
+// Besides meshes and functions, the top level accepts the loose snippets the
+// seed document is written in: a value declaration (`%arg0 : tensor<8xf32>
+// {sdy.sharding=...}`), a statement, and a sharded type on its own
+// (`sharding<@m, [{"x"}]> : tensor<4xf32>`).
+//
+// At the top level a sharding comes before its type (`%v : sharding<...> :
+// tensor<...>`, the seed's order): `%0 = neg %x : tensor<4xf32>` followed by
+// `sharding<...> : tensor<4xf32>` would otherwise be ambiguous.
+topItem
+  : meshDef
+  | funcDef
+  | valueDecl
+  | topStatement
+  | shardedTypeDecl
+  ;
+
+// ---- meshes (seed syntax) -------------------------------------------------
+meshDef : (KW_MESH | KW_SDY_MESH)? SYMBOL '=' meshBody ;
+
+meshBody
+  : '<' meshAxes? (',' deviceIds)? '>'
+  | '{' '<' meshAxes? '>' ',' deviceIds '}'
+  ;
+
+meshAxes
+  : '[' (meshAxis (',' meshAxis)*)? ']'
+  | meshAxis (',' meshAxis)*
+  ;
+
+meshAxis : STRING '=' INT ;
+
+deviceIds : KW_DEVICE_IDS '=' '[' (INT (',' INT)*)? ']' ;
+
+// ---- shardings ---------------------------------------------------------------
+// `sharding<@m, [...]>` or Shardy's short `<@m, [...]>`. The optional stray
+// '}' accepts the seed's own `replicated={}}>` spelling (a warning says so).
+sharding
+  : KW_SHARDING shardingBody
+  | shardingBody
+  ;
+
+shardingBody
+  : '<' SYMBOL ',' '[' (dimSharding (',' dimSharding)*)? ']'
+        (',' KW_REPLICATED '=' axisSet)? stray='}'? '>'
+  ;
+
+dimSharding : '{' (dimEntry (',' dimEntry)*)? '}' priority=IDENT? ;
+
+dimEntry
+  : axisRef
+  | '?'
+  ;
+
+axisRef : STRING (':' '(' pre=INT ')' size=INT)? ;
+
+axisSet : '{' (axisRef (',' axisRef)*)? '}' ;
+
+// ---- types -------------------------------------------------------------------
+tensorType : TENSOR_TYPE ;
+
+annotatedType
+  : tensorType sharding? attrDict?
+  | sharding ':' tensorType attrDict?
+  ;
+
+// The type part of a statement: result types, or MLIR's functional form
+// `(operand types) -> result types`.
+typeSpec
+  : types+=annotatedType (',' types+=annotatedType)*
+  | '(' (types+=annotatedType (',' types+=annotatedType)*)? ')' '->' res=resultTypes
+  ;
+
+resultTypes
+  : types+=annotatedType
+  | '(' (types+=annotatedType (',' types+=annotatedType)*)? ')'
+  ;
+
+// ---- functions and statements ---------------------------------------------------
+funcDef : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? block ;
+
+param : VALUE ':' annotatedType ;
+
+block : '{' (statement | returnStmt)* '}' ;
+
+valueDecl
+  : VALUE ':' topAnnotatedType
+  | VALUE ':' sharding
+  ;
+
+shardedTypeDecl : sharding ':' tensorType ;
+
+statement : VALUE (',' VALUE)* '=' opExpr (':' typeSpec)? ;
+
+topStatement : VALUE (',' VALUE)* '=' opExpr (':' topTypeSpec)? ;
+
+topAnnotatedType
+  : tensorType attrDict?
+  | sharding ':' tensorType attrDict?
+  ;
+
+topTypeSpec
+  : types+=topAnnotatedType (',' types+=topAnnotatedType)*
+  | '(' (types+=topAnnotatedType (',' types+=topAnnotatedType)*)? ')' '->' res=topResultTypes
+  ;
+
+topResultTypes
+  : types+=topAnnotatedType
+  | '(' (types+=topAnnotatedType (',' types+=topAnnotatedType)*)? ')'
+  ;
+
+returnStmt : KW_RETURN (VALUE (',' VALUE)*)? (':' annotatedType (',' annotatedType)*)? ;
+
+opExpr
+  : KW_EINSUM STRING '(' (VALUE (',' VALUE)*)? ')' attrDict?                       # einsumOp
+  | KW_CONSTANT denseLiteral attrDict?                                              # constantOp
+  | name=(KW_SHARDING_CONSTRAINT | KW_RESHARD) VALUE sharding attrDict?             # shardingOp
+  | KW_MANUAL_COMPUTATION '(' (VALUE (',' VALUE)*)? ')'
+        KW_IN_SHARDINGS '=' shardingList
+        KW_OUT_SHARDINGS '=' shardingList
+        KW_MANUAL_AXES '=' axisSet
+        '(' (param (',' param)*)? ')' block                                        # manualOp
+  | IDENT (VALUE (',' VALUE)*)? attrDict?                                          # genericOp
+  ;
+
+shardingList : '[' (sharding (',' sharding)*)? ']' ;
+
+denseLiteral : KW_DENSE '<' literal '>' ;
+
+literal
+  : number
+  | KW_TRUE
+  | KW_FALSE
+  | '[' (literal (',' literal)*)? ']'
+  ;
+
+number : INT | FLOAT ;
+
+// ---- attributes -----------------------------------------------------------------
+attrDict : '{' (attribute (',' attribute)*)? '}' ;
+
+attribute : attrName '=' attrValue ;
+
+attrName : IDENT | keyword ;
+
+attrValue
+  : number                                       # numberAttr
+  | STRING                                       # stringAttr
+  | (KW_TRUE | KW_FALSE)                         # boolAttr
+  | '[' (attrValue (',' attrValue)*)? ']'        # listAttr
+  | axisSet                                      # axisSetAttr
+  | sharding                                     # shardingAttr
+  | '<' '[' (sharding (',' sharding)*)? ']' '>'  # shardingPerValueAttr
+  | IDENT                                        # identAttr
+  ;
+
+keyword
+  : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_SHARDING | KW_REPLICATED | KW_FUNC
+  | KW_RETURN | KW_EINSUM | KW_CONSTANT | KW_SHARDING_CONSTRAINT | KW_RESHARD
+  | KW_MANUAL_COMPUTATION | KW_IN_SHARDINGS | KW_OUT_SHARDINGS | KW_MANUAL_AXES
+  | KW_DENSE | KW_TRUE | KW_FALSE
+  ;
+
+// ---- lexer ------------------------------------------------------------------------
+KW_MESH : 'mesh' ;
+KW_SDY_MESH : 'sdy.mesh' ;
+KW_DEVICE_IDS : 'device_ids' ;
+KW_SHARDING : 'sharding' ;
+KW_REPLICATED : 'replicated' ;
+KW_FUNC : 'func' | 'func.func' ;
+KW_RETURN : 'return' | 'sdy.return' ;
+KW_EINSUM : 'einsum' ;
+KW_CONSTANT : 'constant' ;
+KW_SHARDING_CONSTRAINT : 'sharding_constraint' ;
+KW_RESHARD : 'reshard' ;
+KW_MANUAL_COMPUTATION : 'manual_computation' | 'sdy.manual_computation' ;
+KW_IN_SHARDINGS : 'in_shardings' ;
+KW_OUT_SHARDINGS : 'out_shardings' ;
+KW_MANUAL_AXES : 'manual_axes' ;
+KW_DENSE : 'dense' ;
+KW_TRUE : 'true' ;
+KW_FALSE : 'false' ;
+
+// `tensor<4x8xf32>` is one token: its insides ("4x8xf32") do not split into
+// ordinary tokens, so the IR builder decodes them and points into the token.
+TENSOR_TYPE : 'tensor<' ~[>\r\n]* '>' ;
+
+SYMBOL : '@' [a-zA-Z_] [a-zA-Z0-9_.$]* ;
+VALUE : '%' [a-zA-Z0-9_] [a-zA-Z0-9_.$]* ;
+IDENT : [a-zA-Z_] [a-zA-Z0-9_.]* ;
+STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* '"' ;
+FLOAT
+  : '-'? [0-9]+ '.' [0-9]* EXPONENT?
+  | '-'? [0-9]+ EXPONENT
+  | '-'? '.' [0-9]+ EXPONENT?
+  ;
+INT : '-'? [0-9]+ ;
+fragment EXPONENT : [eE] [+-]? [0-9]+ ;
+
+ARROW : '->' ;
+LT : '<' ;
+GT : '>' ;
+LBRACE : '{' ;
+RBRACE : '}' ;
+LBRACK : '[' ;
+RBRACK : ']' ;
+LPAREN : '(' ;
+RPAREN : ')' ;
+COMMA : ',' ;
+COLON : ':' ;
+EQUALS : '=' ;
+QUESTION : '?' ;
+
+LINE_COMMENT : '//' ~[\r\n]* -> skip ;
+WS : [ \t\r\n\f]+ -> skip ;
+
+// Anything else is one bad character, reported by the lexer's error listener
+// at its exact position rather than silently dropped.
+BAD_CHAR : . ;

@@ -1,0 +1,87 @@
+// Module, Op and Attribute helpers, and the walkers every pass uses.
+#include "ir/IR.h"
+
+namespace shardc {
+
+std::optional<std::vector<int64_t>> Attribute::intList() const {
+  if (kind != Kind::List)
+    return std::nullopt;
+  std::vector<int64_t> out;
+  for (const Attribute &a : list) {
+    if (a.kind != Kind::Int)
+      return std::nullopt;
+    out.push_back(a.i);
+  }
+  return out;
+}
+
+const NamedAttribute *Op::namedAttr(std::string_view name) const {
+  for (const NamedAttribute &a : attrs)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+const Attribute *Op::attr(std::string_view name) const {
+  const NamedAttribute *a = namedAttr(name);
+  return a ? &a->value : nullptr;
+}
+
+void Op::setAttr(std::string name, Attribute value) {
+  for (NamedAttribute &a : attrs)
+    if (a.name == name) {
+      a.value = std::move(value);
+      return;
+    }
+  attrs.push_back(NamedAttribute{std::move(name), std::move(value), {}});
+}
+
+const Mesh *Module::findMesh(std::string_view name) const {
+  for (const auto &m : meshes)
+    if (m->name == name)
+      return m.get();
+  return nullptr;
+}
+
+Function *Module::findFunction(std::string_view name) const {
+  for (const auto &f : functions)
+    if (f->name == name)
+      return f.get();
+  return nullptr;
+}
+
+int64_t Module::deviceCount() const {
+  for (const auto &m : meshes)
+    if (!m->isEmpty() && !m->isMaximal())
+      return m->deviceCount();
+  return 1;
+}
+
+std::vector<std::string> Module::meshNames() const {
+  std::vector<std::string> names;
+  for (const auto &m : meshes)
+    names.push_back(m->name);
+  return names;
+}
+
+void walkOps(const Block &block, const std::function<void(Op &)> &fn) {
+  for (const auto &op : block.ops) {
+    fn(*op);
+    if (op->body)
+      walkOps(*op->body, fn);
+  }
+}
+
+void walkBlocks(Module &module, const std::function<void(Block &)> &fn) {
+  std::function<void(Block &)> visit = [&](Block &block) {
+    fn(block);
+    for (const auto &op : block.ops)
+      if (op->body)
+        visit(*op->body);
+  };
+  visit(module.snippet.body);
+  for (const auto &f : module.functions)
+    visit(f->body);
+}
+
+} // namespace shardc

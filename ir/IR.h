@@ -1,0 +1,195 @@
+// shardc's IR: the single representation every pass reads and writes.
+//
+//   Module    meshes, functions, and the loose top-level snippet (seed style)
+//   Function  parameters, a body Block, result types with optional shardings
+//   Block     arguments, ops in order, the returned values
+//   Op        kind, operands, attributes, results, an optional body (manual)
+//   Value     SSA value: name, tensor type, optional sharding, where defined
+//
+// Every object carries the Loc of the token that introduced it.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Ops.h"
+#include "ir/Sharding.h"
+#include "ir/Types.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+class Op;
+struct Block;
+
+/// One element of a `dense<...>` literal, kept exactly as written.
+struct Scalar {
+  bool isFloat = false;
+  bool isBool = false;
+  int64_t i = 0; // integers and bools (0/1)
+  double f = 0;  // floats
+
+  double asDouble() const { return isFloat ? f : static_cast<double>(i); }
+};
+
+/// `dense<1.5>` (a splat: shape empty, one element) or
+/// `dense<[[1, 2], [3, 4]]>` (shape from the nesting, elements row-major).
+struct DenseLiteral {
+  bool splat = true;
+  std::vector<int64_t> shape;
+  std::vector<Scalar> elements;
+};
+
+/// An attribute value. A tagged struct: `kind` says which field holds it.
+struct Attribute {
+  enum class Kind {
+    Int,          // 1, -2
+    Float,        // 1.5
+    String,       // "sum"
+    Bool,         // true
+    List,         // [1, 0], [[0, 1], [1, 0]]
+    AxisSet,      // {"x", "y":(1)2}
+    Ident,        // a bare word, e.g. a dtype `f32`
+    Sharding,     // sharding<@m, [...]> or <@m, [...]>
+    ShardingList, // <[<@m, ...>, ...]> (sdy.sharding_per_value) or [S, S]
+    Dense,        // dense<...> (the value of `constant`)
+  };
+
+  Kind kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s; // String, Ident
+  std::vector<Attribute> list;
+  std::vector<AxisRef> axes;
+  std::vector<Sharding> shardings; // one for Sharding, n for ShardingList
+  DenseLiteral dense;
+  Loc loc;
+
+  /// Integer list (`[1, 0]`) as int64s; nullopt when not a list of ints.
+  std::optional<std::vector<int64_t>> intList() const;
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
+  double number() const { return kind == Kind::Float ? f : static_cast<double>(i); }
+};
+
+struct NamedAttribute {
+  std::string name;
+  Attribute value;
+  Loc nameLoc;
+};
+
+/// An SSA value: a function or block parameter, or an op result.
+class Value {
+public:
+  std::string name; // without '%'
+  TensorType type;
+  /// False only for a seed-style declaration with a sharding but no type
+  /// (`%arg4 : sharding<...>`); such a value cannot be used by an op.
+  bool typeKnown = true;
+  std::optional<Sharding> sharding;
+  Loc loc;
+
+  Op *definingOp = nullptr; // null for parameters
+  int resultIndex = 0;
+  /// For results: the type written after `:`, if any (checked against the
+  /// inferred type). For parameters it equals `type`.
+  std::optional<TensorType> writtenType;
+  Loc writtenTypeLoc;
+
+  bool isParameter() const { return definingOp == nullptr; }
+};
+
+/// A list of ops with arguments and returned values. Function bodies and
+/// manual_computation bodies are blocks.
+struct Block {
+  std::vector<std::unique_ptr<Value>> args;
+  std::vector<std::unique_ptr<Op>> ops;
+  std::vector<Value *> returned;
+  /// Locations of the returned operands, for diagnostics.
+  std::vector<Loc> returnedLocs;
+  /// Types written after `return ... :`, if any.
+  std::vector<TensorType> returnTypes;
+  Loc returnLoc;
+  bool hasReturn = false;
+  Loc loc; // the `{`
+  Loc endLoc; // the `}`
+};
+
+class Op {
+public:
+  OpKind kind;
+  Loc loc; // the op name
+  std::vector<Value *> operands;
+  std::vector<Loc> operandLocs;
+  std::vector<NamedAttribute> attrs;
+  std::vector<std::unique_ptr<Value>> results;
+  /// Operand types written in MLIR's functional form `(T, T) -> T`.
+  std::vector<TensorType> writtenOperandTypes;
+  Loc writtenOperandTypesLoc;
+  /// manual_computation body; null for every other op.
+  std::unique_ptr<Block> body;
+
+  const char *name() const { return opName(kind); }
+  const Attribute *attr(std::string_view name) const;
+  const NamedAttribute *namedAttr(std::string_view name) const;
+  /// Sets (replacing) an attribute.
+  void setAttr(std::string name, Attribute value);
+  Value *result(size_t i = 0) const { return results.at(i).get(); }
+};
+
+/// A function's declared result: type and optional sharding.
+struct ResultSpec {
+  TensorType type;
+  std::optional<Sharding> sharding;
+  Loc loc;
+};
+
+class Function {
+public:
+  std::string name; // without '@'; empty for the top-level snippet
+  Block body;       // params are body.args
+  std::vector<ResultSpec> results;
+  Loc loc;          // the symbol
+  bool resultsWritten = false;
+
+  bool isSnippet() const { return name.empty(); }
+};
+
+/// `sharding<...> : tensor<...>` written on its own (seed style): checked by
+/// the verifier like any annotated type.
+struct ShardedTypeDecl {
+  Sharding sharding;
+  TensorType type;
+  Loc loc;
+  Loc typeLoc;
+};
+
+class Module {
+public:
+  const SourceFile *file = nullptr;
+  std::vector<std::unique_ptr<Mesh>> meshes;
+  std::vector<std::unique_ptr<Function>> functions;
+  /// Loose top-level declarations and statements, in an implicit function
+  /// without a return.
+  Function snippet;
+  std::vector<ShardedTypeDecl> typeDecls;
+
+  const Mesh *findMesh(std::string_view name) const;
+  Function *findFunction(std::string_view name) const;
+  /// The program's device count: the size of its non-maximal, non-empty
+  /// meshes (the verifier checks they agree); 1 when there are none.
+  int64_t deviceCount() const;
+  std::vector<std::string> meshNames() const;
+};
+
+/// Calls `fn` on every op of `block`, recursing into manual_computation
+/// bodies after their op (pre-order).
+void walkOps(const Block &block, const std::function<void(Op &)> &fn);
+/// Every block of the module: function bodies, the snippet, manual bodies.
+void walkBlocks(Module &module, const std::function<void(Block &)> &fn);
+
+} // namespace shardc

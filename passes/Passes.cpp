@@ -1,0 +1,22 @@
+// The pass table behind `shardc --list-passes`, in pipeline order.
+#include "passes/Passes.h"
+
+namespace shardc {
+
+const std::vector<PassInfo> &allPasses() {
+  static const std::vector<PassInfo> passes = {
+      {"parse", "parse .shd source and build the IR",
+       "ANTLR grammar (grammar/Shd.g4) and IR builder: resolves values and "
+       "meshes, decodes types, shardings and attributes"},
+      {"infer-types", "infer and check every op's result type",
+       "numpy/ONNX broadcasting, matmul and einsum dims, reductions, reshape "
+       "element count, transpose perm, concat, slice and pad bounds, dtypes; "
+       "a written result type must equal the inferred one"},
+      {"verify-shardings", "check every sharding invariant",
+       "meshes, axis references, sub-axes, priorities, replicated axes, "
+       "device counts and manual_computation rules, in Shardy's order"},
+  };
+  return passes;
+}
+
+} // namespace shardc

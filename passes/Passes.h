@@ -1,0 +1,36 @@
+// The passes of the pipeline, each declared here with its documentation.
+// One table (allPasses) drives `shardc --list-passes`; the driver runs them in
+// the order of that table.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+/// infer-types: infers every op result's tensor type from its operands and
+/// attributes (numpy/ONNX broadcasting, matmul and einsum dims, reductions
+/// with keep_dims, reshape element count, transpose perm, concat, slice and
+/// pad bounds, dtype rules) and checks any written result type against it.
+/// Returns false when it reported an error.
+bool inferTypes(Module &module, DiagnosticEngine &diags);
+
+/// verify-shardings: checks every invariant of the seed representation on
+/// meshes, shardings and manual_computation ops, in Shardy's order, reporting
+/// the first error per sharding. Runs after infer-types (ranks are known).
+/// Returns false when it reported an error.
+bool verifyShardings(Module &module, DiagnosticEngine &diags);
+
+struct PassInfo {
+  const char *name;
+  const char *summary;
+  const char *description;
+};
+
+/// Every pass, in pipeline order.
+const std::vector<PassInfo> &allPasses();
+
+} // namespace shardc

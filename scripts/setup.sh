@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian package shardc needs. Idempotent: when everything is
+# already installed it only runs dpkg-query and returns in well under a second.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ clang-14 llvm-14-dev llvm-14-tools libclang-rt-14-dev
+  openjdk-17-jre-headless antlr4 libantlr4-runtime-dev
+  libcli11-dev libfmt-dev catch2 nlohmann-json3-dev
+  mpich libmpich-dev libopenblas-dev python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then
+  sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,20 @@
+# lit configuration for shardc's compiler tests (Shardy style: RUN lines,
+# FileCheck, --verify-diagnostics).
+import os
+import lit.formats
+
+config.name = "shardc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".shd", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.test_source_root = os.path.join(config.shardc_src_root, "tests/lit")
+config.test_exec_root = os.path.join(config.shardc_obj_root, "tests/lit")
+
+# FileCheck, not, count live in /usr/lib/llvm-14/bin (on PATH only with a
+# -14 suffix); put them and the built tools first.
+config.environment["PATH"] = os.pathsep.join(
+    [config.shardc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.environment["NO_COLOR"] = "1"
+config.substitutions.append(("%shardc", os.path.join(config.shardc_tools_dir, "shardc")))
+config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
+config.substitutions.append(("%seeds", os.path.join(config.shardc_src_root, "tests/lit/seeds")))
