@@ -12,9 +12,12 @@ module : topItem* EOF ;
 // {sdy.sharding=...}`), a statement, and a sharded type on its own
 // (`sharding<@m, [{"x"}]> : tensor<4xf32>`).
 //
-// At the top level a sharding comes before its type (`%v : sharding<...> :
-// tensor<...>`, the seed's order): `%0 = neg %x : tensor<4xf32>` followed by
-// `sharding<...> : tensor<4xf32>` would otherwise be ambiguous.
+// Top-level statements and declarations use their own type rules
+// (topAnnotatedType): `%0 = neg %x : tensor<4xf32>` followed by a standalone
+// `sharding<...> : tensor<4xf32>` is ambiguous (the sharding is taken as the
+// result's), and keeping that ambiguity out of the rules used inside
+// functions keeps ANTLR's error positions there exact. The printer writes
+// standalone sharded types before any declaration, so its output never hits it.
 topItem
   : meshDef
   | funcDef
@@ -103,7 +106,7 @@ statement : VALUE (',' VALUE)* '=' opExpr (':' typeSpec)? ;
 topStatement : VALUE (',' VALUE)* '=' opExpr (':' topTypeSpec)? ;
 
 topAnnotatedType
-  : tensorType attrDict?
+  : tensorType sharding? attrDict?
   | sharding ':' tensorType attrDict?
   ;
 
