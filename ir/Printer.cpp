@@ -1,0 +1,461 @@
+// The canonical printer (../shared/LANGUAGE.md section 7): a Module as `.shd`
+// text that parses back to the same module, so that print(parse(print(m)))
+// is exactly print(m). Every choice of spelling lives here.
+#include "ir/Printer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+namespace shardc {
+namespace {
+
+/// Functions whose one-line signature is longer than this print one
+/// parameter per line (aligned after the `(`) and the results on their own
+/// line, as in LANGUAGE.md section 4.
+constexpr size_t kMaxSignatureWidth = 100;
+
+/// A string literal. The frontend keeps the text between the quotes as
+/// written, backslash escapes included, so it is printed back unchanged.
+std::string quote(const std::string &s) { return "\"" + s + "\""; }
+
+/// The shortest decimal text that reads back as exactly `v`, always with a
+/// `.` or an exponent so the lexer sees a FLOAT: `1.0`, `1.5`, `1.0e-30`.
+/// Infinities print as an overflowing literal (`1.0e999`).
+std::string formatFloat(double v) {
+  if (std::isnan(v))
+    return "nan"; // no literal spells NaN; never produced by the frontend
+  if (std::isinf(v))
+    return v < 0 ? "-1.0e999" : "1.0e999";
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, res.ptr);
+  size_t e = s.find_first_of("eE");
+  std::string mantissa = e == std::string::npos ? s : s.substr(0, e);
+  std::string exponent = e == std::string::npos ? "" : s.substr(e);
+  if (mantissa.find('.') == std::string::npos)
+    mantissa += ".0";
+  if (!exponent.empty()) {
+    // to_chars writes `e+20`; keep the sign only when negative.
+    exponent[0] = 'e';
+    if (exponent.size() > 1 && exponent[1] == '+')
+      exponent.erase(1, 1);
+  }
+  return mantissa + exponent;
+}
+
+std::string printScalar(const Scalar &s) {
+  if (s.isBool)
+    return s.i ? "true" : "false";
+  if (s.isFloat)
+    return formatFloat(s.f);
+  return std::to_string(s.i);
+}
+
+std::string printAxisRef(const AxisRef &a) {
+  std::string out = quote(a.name);
+  if (a.isSubAxis())
+    out += ":(" + std::to_string(a.preSize) + ")" + std::to_string(a.size);
+  return out;
+}
+
+std::string printAxisSet(const std::vector<AxisRef> &axes) {
+  std::string out = "{";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += printAxisRef(axes[i]);
+  }
+  return out + "}";
+}
+
+std::string printIntList(const std::vector<int64_t> &xs) {
+  std::string out = "[";
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += std::to_string(xs[i]);
+  }
+  return out + "]";
+}
+
+/// `<@m, [...], replicated={...}>`: the part after the `sharding` keyword.
+std::string printShardingBody(const Sharding &s) {
+  std::string out = "<@" + s.meshName + ", [";
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    const DimSharding &dim = s.dims[d];
+    if (d)
+      out += ", ";
+    out += "{";
+    for (size_t i = 0; i < dim.axes.size(); ++i) {
+      if (i)
+        out += ", ";
+      out += printAxisRef(dim.axes[i]);
+    }
+    if (dim.open)
+      out += dim.axes.empty() ? "?" : ", ?";
+    out += "}";
+    if (dim.priority)
+      out += "p" + std::to_string(*dim.priority);
+  }
+  out += "]";
+  if (!s.replicated.empty())
+    out += ", replicated=" + printAxisSet(s.replicated);
+  return out + ">";
+}
+
+/// Elements `[begin, end)` of a dense literal laid out by `shape[dim:]`.
+void printDenseElements(const DenseLiteral &d, size_t dim, size_t &next,
+                        std::string &out) {
+  if (dim == d.shape.size()) {
+    out += next < d.elements.size() ? printScalar(d.elements[next]) : "0";
+    ++next;
+    return;
+  }
+  out += "[";
+  for (int64_t i = 0; i < d.shape[dim]; ++i) {
+    if (i)
+      out += ", ";
+    printDenseElements(d, dim + 1, next, out);
+  }
+  out += "]";
+}
+
+std::string printDense(const DenseLiteral &d) {
+  std::string out = "dense<";
+  if (d.splat) {
+    out += d.elements.empty() ? "0" : printScalar(d.elements.front());
+  } else {
+    size_t next = 0;
+    printDenseElements(d, 0, next, out);
+  }
+  return out + ">";
+}
+
+/// Prints one Block (a function body or a manual_computation body) and the
+/// ops in it, tracking indentation.
+class ModulePrinter {
+public:
+  std::string printModule(const Module &m);
+
+private:
+  std::ostringstream os_;
+
+  static std::string valueRef(const Value *v) { return "%" + v->name; }
+
+  static std::string annotated(const TensorType &t,
+                               const std::optional<Sharding> &s) {
+    std::string out = printType(t);
+    if (s)
+      out += " " + printSharding(*s);
+    return out;
+  }
+
+  /// `%x: tensor<...> sharding<...>`, or `%x: sharding<...>` for a seed-style
+  /// declaration without a type.
+  static std::string param(const Value &v) {
+    std::string out = valueRef(&v) + ": ";
+    if (v.typeKnown)
+      return out + annotated(v.type, v.sharding);
+    if (v.writtenType)
+      return out + annotated(*v.writtenType, v.sharding);
+    if (v.sharding)
+      return out + printSharding(*v.sharding);
+    return out + printType(v.type);
+  }
+
+  static std::string resultSpecs(const Function &f);
+  void printFunction(const Function &f);
+  void printBlockBody(const Block &b, const std::string &indent);
+  void printOp(const Op &op, const std::string &indent);
+};
+
+std::string ModulePrinter::resultSpecs(const Function &f) {
+  if (f.results.size() == 1)
+    return annotated(f.results[0].type, f.results[0].sharding);
+  std::string out = "(";
+  for (size_t i = 0; i < f.results.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += annotated(f.results[i].type, f.results[i].sharding);
+  }
+  return out + ")";
+}
+
+void ModulePrinter::printFunction(const Function &f) {
+  std::vector<std::string> params;
+  for (const auto &arg : f.body.args)
+    params.push_back(param(*arg));
+  bool hasResults = !f.results.empty() || f.resultsWritten;
+  std::string results = hasResults ? resultSpecs(f) : "";
+
+  std::string head = "func @" + f.name + "(";
+  std::string oneLine = head;
+  for (size_t i = 0; i < params.size(); ++i)
+    oneLine += (i ? ", " : "") + params[i];
+  oneLine += ")";
+  if (hasResults)
+    oneLine += " -> " + results;
+  oneLine += " {";
+
+  if (oneLine.size() <= kMaxSignatureWidth) {
+    os_ << oneLine << "\n";
+  } else {
+    std::string align(head.size(), ' ');
+    os_ << head;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i)
+        os_ << ",\n" << align;
+      os_ << params[i];
+    }
+    os_ << ")";
+    if (hasResults)
+      os_ << "\n    -> " << results;
+    os_ << " {\n";
+  }
+  printBlockBody(f.body, "  ");
+  os_ << "}\n";
+}
+
+void ModulePrinter::printBlockBody(const Block &b, const std::string &indent) {
+  for (const auto &op : b.ops)
+    printOp(*op, indent);
+  if (b.hasReturn || !b.returned.empty()) {
+    os_ << indent << "return";
+    for (size_t i = 0; i < b.returned.size(); ++i)
+      os_ << (i ? ", " : " ") << valueRef(b.returned[i]);
+    os_ << "\n";
+  }
+}
+
+void ModulePrinter::printOp(const Op &op, const std::string &indent) {
+  os_ << indent;
+  for (size_t i = 0; i < op.results.size(); ++i)
+    os_ << (i ? ", " : "") << valueRef(op.results[i].get());
+  os_ << " = ";
+
+  // Attributes printed by the op's own syntax rather than in `{...}`.
+  std::set<std::string> special;
+  auto operandList = [&]() {
+    std::string out;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      out += (i ? ", " : "") + valueRef(op.operands[i]);
+    return out;
+  };
+
+  switch (op.kind) {
+  case OpKind::Einsum: {
+    special.insert("equation");
+    const Attribute *eq = op.attr("equation");
+    os_ << "einsum " << quote(eq ? eq->s : std::string()) << " ("
+        << operandList() << ")";
+    break;
+  }
+  case OpKind::Constant: {
+    special.insert("value");
+    const Attribute *value = op.attr("value");
+    os_ << "constant "
+        << (value && value->kind == Attribute::Kind::Dense
+                ? printDense(value->dense)
+                : std::string("dense<0>"));
+    break;
+  }
+  case OpKind::ShardingConstraint:
+  case OpKind::Reshard: {
+    special.insert("sharding");
+    os_ << op.name() << " " << operandList();
+    const Attribute *s = op.attr("sharding");
+    if (s && !s->shardings.empty())
+      os_ << " " << printSharding(s->shardings.front());
+    break;
+  }
+  case OpKind::ManualComputation: {
+    special = {"in_shardings", "out_shardings", "manual_axes"};
+    auto list = [&](const char *name) {
+      std::string out = "[";
+      if (const Attribute *a = op.attr(name))
+        for (size_t i = 0; i < a->shardings.size(); ++i)
+          out += (i ? ", " : "") + printSharding(a->shardings[i]);
+      return out + "]";
+    };
+    const Attribute *axes = op.attr("manual_axes");
+    os_ << "manual_computation (" << operandList() << ") in_shardings="
+        << list("in_shardings") << " out_shardings=" << list("out_shardings")
+        << " manual_axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{})
+        << " (";
+    if (op.body)
+      for (size_t i = 0; i < op.body->args.size(); ++i)
+        os_ << (i ? ", " : "") << param(*op.body->args[i]);
+    os_ << ") {\n";
+    if (op.body)
+      printBlockBody(*op.body, indent + "  ");
+    os_ << indent << "}";
+    break;
+  }
+  default:
+    os_ << op.name();
+    if (!op.operands.empty())
+      os_ << " " << operandList();
+    break;
+  }
+
+  // A result whose type is unknown (type inference has not run) cannot carry
+  // `TYPE SHARDING`; its sharding then goes into the seed's
+  // sdy.sharding_per_value attribute, which the frontend reads back.
+  std::vector<const TensorType *> types;
+  bool allTyped = true;
+  for (const auto &r : op.results) {
+    const TensorType *t = r->typeKnown ? &r->type
+                          : r->writtenType ? &*r->writtenType
+                                           : nullptr;
+    types.push_back(t);
+    allTyped &= t != nullptr;
+  }
+  bool perValue = !allTyped && op.results.size() == 1 &&
+                  op.results[0]->sharding.has_value() &&
+                  op.kind != OpKind::ManualComputation;
+
+  std::vector<const NamedAttribute *> attrs;
+  for (const auto &a : op.attrs)
+    if (!special.count(a.name) && !(perValue && a.name == "sdy.sharding_per_value"))
+      attrs.push_back(&a);
+  std::stable_sort(attrs.begin(), attrs.end(),
+                   [](const NamedAttribute *a, const NamedAttribute *b) {
+                     return a->name < b->name;
+                   });
+  if (op.kind != OpKind::ManualComputation && (!attrs.empty() || perValue)) {
+    os_ << " {";
+    bool first = true;
+    for (const NamedAttribute *a : attrs) {
+      os_ << (first ? "" : ", ") << a->name << " = " << printAttribute(a->value);
+      first = false;
+    }
+    if (perValue)
+      os_ << (first ? "" : ", ") << "sdy.sharding_per_value = <["
+          << printShardingBody(*op.results[0]->sharding) << "]>";
+    os_ << "}";
+  }
+
+  if (allTyped && !op.results.empty()) {
+    os_ << " : ";
+    for (size_t i = 0; i < op.results.size(); ++i)
+      os_ << (i ? ", " : "") << annotated(*types[i], op.results[i]->sharding);
+  }
+  os_ << "\n";
+}
+
+std::string ModulePrinter::printModule(const Module &m) {
+  bool needBlank = false;
+  auto section = [&]() {
+    if (needBlank)
+      os_ << "\n";
+    needBlank = true;
+  };
+
+  if (!m.meshes.empty()) {
+    section();
+    for (const auto &mesh : m.meshes)
+      os_ << "@" << mesh->name << " = " << printMeshBody(*mesh) << "\n";
+  }
+
+  // The snippet: sharded types first, then declarations, then statements.
+  // A declaration `%a: tensor<8xf32>` directly followed by a sharded type
+  // `sharding<...> : tensor<...>` would read as one annotated type.
+  const Function &snippet = m.snippet;
+  if (!m.typeDecls.empty() || !snippet.body.args.empty() ||
+      !snippet.body.ops.empty()) {
+    section();
+    for (const auto &decl : m.typeDecls)
+      os_ << printSharding(decl.sharding) << " : " << printType(decl.type) << "\n";
+    for (const auto &arg : snippet.body.args)
+      os_ << param(*arg) << "\n";
+    for (const auto &op : snippet.body.ops)
+      printOp(*op, "");
+  }
+
+  for (const auto &f : m.functions) {
+    section();
+    printFunction(*f);
+  }
+  return os_.str();
+}
+
+} // namespace
+
+std::string printModule(const Module &module) {
+  ModulePrinter p;
+  return p.printModule(module);
+}
+
+std::string printType(const TensorType &type) {
+  std::string out = "tensor<";
+  for (int64_t d : type.shape)
+    out += std::to_string(d) + "x";
+  return out + dtypeName(type.dtype) + ">";
+}
+
+std::string printSharding(const Sharding &sharding) {
+  return "sharding" + printShardingBody(sharding);
+}
+
+std::string printMeshBody(const Mesh &mesh) {
+  std::string out = "<[";
+  int64_t n = 1;
+  for (size_t i = 0; i < mesh.axes.size(); ++i) {
+    if (i)
+      out += ", ";
+    out += quote(mesh.axes[i].name) + "=" + std::to_string(mesh.axes[i].size);
+    n *= mesh.axes[i].size;
+  }
+  out += "]";
+  // A mesh without axes keeps its ids: `<[], device_ids=[0]>` is a maximal
+  // mesh, `<[]>` the empty one.
+  bool iota = !mesh.axes.empty() &&
+              static_cast<int64_t>(mesh.deviceIds.size()) == n;
+  for (size_t i = 0; iota && i < mesh.deviceIds.size(); ++i)
+    iota = mesh.deviceIds[i] == static_cast<int64_t>(i);
+  if (!mesh.deviceIds.empty() && !iota)
+    out += ", device_ids=" + printIntList(mesh.deviceIds);
+  return out + ">";
+}
+
+std::string printAttribute(const Attribute &attr) {
+  switch (attr.kind) {
+  case Attribute::Kind::Int:
+    return std::to_string(attr.i);
+  case Attribute::Kind::Float:
+    return formatFloat(attr.f);
+  case Attribute::Kind::String:
+    return quote(attr.s);
+  case Attribute::Kind::Bool:
+    return attr.b ? "true" : "false";
+  case Attribute::Kind::List: {
+    std::string out = "[";
+    for (size_t i = 0; i < attr.list.size(); ++i)
+      out += (i ? ", " : "") + printAttribute(attr.list[i]);
+    return out + "]";
+  }
+  case Attribute::Kind::AxisSet:
+    return printAxisSet(attr.axes);
+  case Attribute::Kind::Ident:
+    return attr.s;
+  case Attribute::Kind::Sharding:
+    return attr.shardings.empty() ? "sharding<@?, []>"
+                                  : printSharding(attr.shardings.front());
+  case Attribute::Kind::ShardingList: {
+    // Shardy's per-value spelling; a bracketed list would read back as a
+    // List of Sharding attributes.
+    std::string out = "<[";
+    for (size_t i = 0; i < attr.shardings.size(); ++i)
+      out += (i ? ", " : "") + printShardingBody(attr.shardings[i]);
+    return out + "]>";
+  }
+  case Attribute::Kind::Dense:
+    return printDense(attr.dense);
+  }
+  return "";
+}
+
+} // namespace shardc
