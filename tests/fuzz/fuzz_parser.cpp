@@ -1,0 +1,67 @@
+// libFuzzer target: the front half of the compiler on arbitrary text. For any
+// input, shardc must not crash, hang, leak or hit undefined behaviour (the
+// sanitizers and libFuzzer catch those), and a program that passes every
+// check must print as text that compiles again and prints identically
+// (../shared/LANGUAGE.md section 7).
+//
+// Run by hand: build with -DSHARDC_FUZZ=ON (clang), then
+//   build-asan/tests/fuzz/fuzz_parser -dict=tests/fuzz/shd.dict CORPUS_DIR tests/fuzz/corpus
+#include "tools/shardc/Pipeline.h"
+#include "tools/shardc/SourceInput.h"
+#include "tools/shardc/VerifyDiagnostics.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using namespace shardc;
+
+[[noreturn]] void fail(const char *what, const std::string &text,
+                       const std::deque<Diagnostic> &diags = {}) {
+  std::fprintf(stderr, "fuzz_parser: %s\n--- text ---\n%s\n--- diagnostics ---\n", what,
+               text.c_str());
+  for (const Diagnostic &d : diags)
+    std::fputs(renderText(d, RenderOptions{}).c_str(), stderr);
+  std::abort();
+}
+
+/// print -> parse -> print must be a fixed point for a module that passed.
+void checkRoundTrip(const Module &module) {
+  std::string printed = emitModule(module, "ir");
+  SourceFile reparsedFile("printed.shd", printed);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> reparsed = compile(reparsedFile, diags);
+  if (!reparsed)
+    fail("the printed form of a valid program does not compile", printed, diags.diagnostics());
+  if (emitModule(*reparsed, "ir") != printed)
+    fail("printing is not stable: print(parse(print(m))) != print(m)", printed);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string text(reinterpret_cast<const char *>(data), size);
+  // The driver refuses binary input before parsing; such inputs teach the
+  // fuzzer nothing about the compiler, so keep them out of the corpus.
+  if (findNonText(text))
+    return -1;
+  for (Chunk &chunk : splitInput(text)) {
+    SourceFile file("fuzz.shd", std::move(chunk.text));
+    DiagnosticEngine diags;
+    std::unique_ptr<Module> module = compile(file, diags);
+    if (!module && !diags.hasErrors())
+      fail("compile() failed without reporting an error", file.text());
+    // Render every diagnostic both ways: locations must stay inside the file.
+    for (const Diagnostic &d : diags.diagnostics())
+      (void)renderText(d, RenderOptions{true});
+    (void)renderJson(diags.diagnostics());
+    DiagnosticEngine mismatches;
+    (void)verifyDiagnostics(file, diags.diagnostics(), mismatches);
+    if (module)
+      checkRoundTrip(*module);
+  }
+  return 0;
+}

@@ -1,0 +1,110 @@
+// One shardc invocation: input -> chunks -> pipeline -> diagnostics/output.
+#include "tools/shardc/Driver.h"
+
+#include "tools/shardc/OutputFile.h"
+#include "tools/shardc/Pipeline.h"
+#include "tools/shardc/SourceInput.h"
+#include "tools/shardc/VerifyDiagnostics.h"
+
+#include <cstdio>
+#include <deque>
+#include <optional>
+#include <vector>
+
+namespace shardc {
+namespace {
+
+/// Sends diagnostics to stderr: text as they come, or JSON all at once at
+/// the end (one array for the whole run, so a tool can parse it).
+class Reporter {
+public:
+  explicit Reporter(const DriverOptions &options) : options_(options) {}
+  ~Reporter() {
+    if (options_.json)
+      std::fprintf(stderr, "%s\n", renderJson(all_).c_str());
+  }
+
+  void report(const std::deque<Diagnostic> &diags) {
+    for (const Diagnostic &d : diags)
+      report(d);
+  }
+  void report(const Diagnostic &d) {
+    if (options_.json)
+      all_.push_back(d);
+    else
+      std::fputs(renderText(d, RenderOptions{options_.color}).c_str(), stderr);
+  }
+  void error(Loc loc, std::string message) {
+    report(Diagnostic{Severity::Error, loc, std::move(message), {}});
+  }
+
+private:
+  const DriverOptions &options_;
+  std::deque<Diagnostic> all_;
+};
+
+/// The Loc just past the last byte of `file`.
+Loc endOf(const SourceFile &file) {
+  const std::string &text = file.text();
+  size_t lineStart = text.rfind('\n');
+  lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+  return Loc{&file, file.lineCount(), static_cast<int>(text.size() - lineStart) + 1, 1};
+}
+
+} // namespace
+
+int runDriver(const DriverOptions &options) {
+  const std::string name = options.input == "-" ? "<stdin>" : options.input;
+  std::deque<SourceFile> files; // every buffer a diagnostic may point into
+  Reporter reporter(options);
+
+  std::string error;
+  std::optional<std::string> text = readSource(options.input, error);
+  if (!text) {
+    reporter.error(Loc{}, error);
+    return 1;
+  }
+  if (std::optional<NotText> bad = findNonText(*text)) {
+    // Show the text before the bad byte, with the caret just after it.
+    const SourceFile &prefix = files.emplace_back(name, text->substr(0, bad->offset));
+    reporter.error(endOf(prefix),
+                   "file is not text (" + bad->reason + ")");
+    return 1;
+  }
+
+  std::vector<Chunk> chunks = options.splitInputFile ? splitInput(*text)
+                                                     : std::vector<Chunk>{{*text, 1}};
+  bool failed = false;
+  std::string output;
+  size_t printed = 0;
+  for (Chunk &chunk : chunks) {
+    const SourceFile &file = files.emplace_back(name, std::move(chunk.text));
+    DiagnosticEngine diags;
+    diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
+    std::unique_ptr<Module> module = compile(file, diags, options.emit);
+    if (options.verifyDiagnostics) {
+      DiagnosticEngine mismatches;
+      failed |= !verifyDiagnostics(file, diags.diagnostics(), mismatches);
+      reporter.report(mismatches.diagnostics());
+    } else {
+      failed |= !module || diags.hasErrors();
+      reporter.report(diags.diagnostics());
+    }
+    if (module && !options.emit.empty()) {
+      if (printed++ > 0)
+        output.append(kSplitMarker).append("\n");
+      output += emitModule(*module, options.emit);
+    }
+  }
+  if (failed || options.emit.empty())
+    return failed ? 1 : 0;
+
+  error = writeOutput(options.output, output);
+  if (!error.empty()) {
+    reporter.error(Loc{}, error);
+    return 1;
+  }
+  return 0;
+}
+
+} // namespace shardc

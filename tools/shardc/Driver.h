@@ -1,0 +1,28 @@
+// What one shardc invocation does once its options are parsed: read the
+// input, run the pipeline on it (per chunk with --split-input-file), report
+// diagnostics, check expectations, write the output.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace shardc {
+
+struct DriverOptions {
+  std::string input = "-";  ///< the source file; "-" = stdin
+  std::string output = "-"; ///< where --emit writes; "-" = stdout
+  std::string emit;         ///< one of emitKinds(); empty = print nothing
+  bool verifyDiagnostics = false; ///< match diagnostics against expected-* comments
+  bool splitInputFile = false;    ///< treat each `// -----` chunk as a file of its own
+  bool json = false;              ///< diagnostics as LSP JSON instead of text
+  bool color = false;             ///< ANSI colour in text diagnostics
+  size_t errorLimit = 20;         ///< errors reported per chunk; 0 = no limit
+};
+
+/// Runs one invocation and returns its exit code: 0 when the program is
+/// fine (or, with --verify-diagnostics, when every diagnostic was expected),
+/// 1 when it is not or the input/output could not be read/written. Output is
+/// written only when the exit code is 0.
+int runDriver(const DriverOptions &options);
+
+} // namespace shardc

@@ -1,0 +1,78 @@
+// The compiler pipeline: source text -> IR -> checked IR -> printed stage.
+#include "tools/shardc/Pipeline.h"
+
+#include "frontend/Parser.h"
+#include "ir/Printer.h"
+#include "passes/Passes.h"
+
+#include <stdexcept>
+
+namespace shardc {
+namespace {
+
+using PassFn = bool (*)(Module &, DiagnosticEngine &);
+
+struct Stage {
+  const char *name; // as in allPasses(), shown by --list-passes
+  PassFn run;
+};
+
+/// The passes after parsing, in pipeline order (the order of allPasses()).
+const Stage kStages[] = {
+    {"infer-types", inferTypes},           // result types, checked
+    {"verify-shardings", verifyShardings}, // meshes and shardings
+};
+
+struct EmitKind {
+  const char *name;      // the --emit= value
+  const char *lastStage; // the stage after which the module is printed
+  std::string (*print)(const Module &);
+};
+
+/// `--emit=ir` prints the checked program in canonical form.
+const EmitKind kEmitKinds[] = {
+    {"ir", "verify-shardings", printModule},
+};
+
+const EmitKind &findEmitKind(std::string_view name) {
+  for (const EmitKind &kind : kEmitKinds)
+    if (name == kind.name)
+      return kind;
+  throw std::logic_error("unknown --emit kind '" + std::string(name) + "'");
+}
+
+} // namespace
+
+std::vector<std::string> emitKinds() {
+  std::vector<std::string> names;
+  for (const EmitKind &kind : kEmitKinds)
+    names.emplace_back(kind.name);
+  return names;
+}
+
+std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
+                                std::string_view emit) {
+  const char *lastStage = emit.empty() ? nullptr : findEmitKind(emit).lastStage;
+
+  // 1. parse: text -> IR. The passes assume a well-formed IR, so syntax and
+  //    name errors end the run here (the parser has already recovered and
+  //    reported as many as it could).
+  std::unique_ptr<Module> module = parseModule(file, diags);
+  if (!module || diags.hasErrors())
+    return nullptr;
+
+  // 2. the passes, in order; each one relies on the previous having succeeded.
+  for (const Stage &stage : kStages) {
+    if (!stage.run(*module, diags) || diags.hasErrors())
+      return nullptr;
+    if (lastStage && std::string_view(lastStage) == stage.name)
+      break;
+  }
+  return module;
+}
+
+std::string emitModule(const Module &module, std::string_view emit) {
+  return findEmitKind(emit).print(module);
+}
+
+} // namespace shardc

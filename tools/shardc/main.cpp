@@ -1,0 +1,110 @@
+// shardc, the command-line driver (../shared/LANGUAGE.md section 8). It parses
+// options and hands them to the driver library; the stages themselves are
+// listed in Pipeline.cpp.
+//
+// Exit codes: 0 success, 1 the input program is wrong (or unreadable),
+// 2 bad command-line usage, 3 an internal error (a bug in shardc).
+#include "passes/Passes.h"
+#include "tools/shardc/Driver.h"
+#include "tools/shardc/Pipeline.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <unistd.h>
+
+namespace {
+
+std::string passNames() {
+  std::string names = "parse";
+  for (const shardc::PassInfo &pass : shardc::allPasses())
+    if (std::string_view(pass.name) != "parse")
+      names += fmt::format(", {}", pass.name);
+  return names;
+}
+
+std::string versionText() {
+  return fmt::format("shardc version {}\nbuild: {}\npipeline: {}; --emit={}", SHARDC_VERSION,
+                     SHARDC_BUILD_INFO, passNames(), fmt::join(shardc::emitKinds(), "|"));
+}
+
+void listPasses() {
+  for (const shardc::PassInfo &pass : shardc::allPasses())
+    fmt::print("{:<18} {}\n{:<18} {}\n", pass.name, pass.summary, "", pass.description);
+}
+
+/// Colour by default only on a terminal, and never when NO_COLOR is set
+/// (https://no-color.org); --color and --no-color override both.
+bool defaultColor() {
+  const char *noColor = std::getenv("NO_COLOR");
+  return ::isatty(STDERR_FILENO) && !(noColor && *noColor);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  shardc::DriverOptions options;
+  bool verifyOnly = false;
+  bool listPassesFlag = false;
+  bool color = false;
+  std::string format = "text";
+
+  CLI::App app{"shardc: a compiler for sharded tensor programs (.shd)", "shardc"};
+  app.set_version_flag("--version", versionText(), "print the version and build, then exit");
+  app.set_help_flag("-h,--help", "print this help, then exit");
+  app.add_option("FILE", options.input, "the .shd source file ('-' reads stdin)");
+  CLI::Option *verifyOnlyOpt = app.add_flag(
+      "--verify-only", verifyOnly, "parse, type-check and verify; print nothing on success");
+  CLI::Option *emitOpt =
+      app.add_option("--emit", options.emit, "print the program after a stage")
+          ->check(CLI::IsMember(shardc::emitKinds()));
+  CLI::Option *outputOpt =
+      app.add_option("-o", options.output, "where --emit writes ('-' = stdout, the default)");
+  CLI::Option *verifyDiagsOpt = app.add_flag(
+      "--verify-diagnostics", options.verifyDiagnostics,
+      "check diagnostics against the file's `// expected-error {{...}}` comments");
+  app.add_flag("--split-input-file", options.splitInputFile,
+               "compile each `// -----` chunk of the file on its own");
+  app.add_flag("--list-passes", listPassesFlag, "list the passes in pipeline order, then exit");
+  CLI::Option *colorOpt = app.add_flag(
+      "--color,!--no-color", color,
+      "colour diagnostics (default: when stderr is a terminal and NO_COLOR is unset)");
+  app.add_option("--diagnostics-format", format, "how diagnostics are printed")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  app.add_option("--error-limit", options.errorLimit, "stop reporting after N errors (0 = no limit)")
+      ->capture_default_str();
+  verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
+
+  try {
+    app.parse(argc, argv);
+    if (listPassesFlag) {
+      listPasses();
+      return 0;
+    }
+    if (app.count("FILE") == 0)
+      throw CLI::RequiredError("FILE");
+    if (outputOpt->count() > 0 && options.emit.empty())
+      throw CLI::ValidationError(
+          "-o", "building an executable needs the backend, which this build does not have "
+                "yet; write --emit=ir -o FILE to print the checked program");
+    if (!verifyOnly && !options.verifyDiagnostics && options.emit.empty())
+      throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir or "
+                                 "--verify-diagnostics");
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return e.get_exit_code() == 0 ? 0 : 2;
+  }
+
+  options.color = colorOpt->count() > 0 ? color : defaultColor();
+  options.json = format == "json";
+  try {
+    return shardc::runDriver(options);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "shardc: internal error: %s\n", e.what());
+    return 3;
+  }
+}
