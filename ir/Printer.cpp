@@ -38,10 +38,12 @@ std::string formatFloat(double v) {
   if (mantissa.find('.') == std::string::npos)
     mantissa += ".0";
   if (!exponent.empty()) {
-    // to_chars writes `e+20`; keep the sign only when negative.
-    exponent[0] = 'e';
-    if (exponent.size() > 1 && exponent[1] == '+')
-      exponent.erase(1, 1);
+    // to_chars writes `e-05` or `e+20`: drop the `+` and leading zeros.
+    bool negative = exponent.size() > 1 && exponent[1] == '-';
+    size_t digits = exponent.find_first_not_of("eE+-");
+    std::string value = exponent.substr(digits);
+    value.erase(0, std::min(value.find_first_not_of('0'), value.size() - 1));
+    exponent = std::string("e") + (negative ? "-" : "") + value;
   }
   return mantissa + exponent;
 }
