@@ -1,6 +1,11 @@
 // The canonical printer (../shared/LANGUAGE.md section 7): a Module as `.shd`
 // text that parses back to the same module, so that print(parse(print(m)))
-// is exactly print(m). Every choice of spelling lives here.
+// is exactly print(m). Every choice of spelling lives here:
+//   - meshes first, then the seed-style snippet (sharded types, declarations,
+//     statements), then functions, sections separated by one blank line;
+//   - `TYPE SHARDING` for every annotated value, whichever spelling was read;
+//   - attributes sorted by name; floats in their shortest exact form;
+//   - a signature over 100 columns puts one parameter per line.
 #include "ir/Printer.h"
 
 #include <algorithm>
@@ -108,7 +113,8 @@ std::string printShardingBody(const Sharding &s) {
   return out + ">";
 }
 
-/// Elements `[begin, end)` of a dense literal laid out by `shape[dim:]`.
+/// The nested list for dims `dim..` of a dense literal, consuming elements
+/// from `next` in row-major order.
 void printDenseElements(const DenseLiteral &d, size_t dim, size_t &next,
                         std::string &out) {
   if (dim == d.shape.size()) {
@@ -136,8 +142,8 @@ std::string printDense(const DenseLiteral &d) {
   return out + ">";
 }
 
-/// Prints one Block (a function body or a manual_computation body) and the
-/// ops in it, tracking indentation.
+/// Prints a module into one stream: functions, blocks (function and
+/// manual_computation bodies) and ops, each at its indentation.
 class ModulePrinter {
 public:
   std::string printModule(const Module &m);
@@ -145,7 +151,11 @@ public:
 private:
   std::ostringstream os_;
 
-  static std::string valueRef(const Value *v) { return "%" + v->name; }
+  /// `%name`. An operand the frontend could not resolve is null; such a
+  /// module has errors and is printed only for debugging.
+  static std::string valueRef(const Value *v) {
+    return v ? "%" + v->name : "%<undefined>";
+  }
 
   static std::string annotated(const TensorType &t,
                                const std::optional<Sharding> &s) {
