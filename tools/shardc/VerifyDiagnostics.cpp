@@ -54,6 +54,12 @@ std::vector<Expectation> parseExpectations(const SourceFile &file, DiagnosticEng
         ++wordEnd;
       severity = severityNamed(line.substr(pos, wordEnd - pos));
       pos = wordEnd;
+      // Prose such as "(an expected-note)" is not a directive; a designator
+      // or a message, even a malformed one, is.
+      size_t next = line.find_first_not_of(" \t", pos);
+      if (next == std::string_view::npos || std::string_view("@{\"").find(line[next]) ==
+                                                std::string_view::npos)
+        severity.reset();
     }
     if (!severity) { // not a directive line
       for (size_t index : forNextLine)
@@ -116,10 +122,13 @@ std::vector<Expectation> parseExpectations(const SourceFile &file, DiagnosticEng
   return expectations;
 }
 
-/// Matches one produced diagnostic (or note) against the expectations.
+/// Matches one produced diagnostic (or note) against the expectations. A
+/// note without a location stands at `parentLoc`, its diagnostic's (as in
+/// MLIR, where such a note takes its diagnostic's location).
 void matchDiagnostic(const Diagnostic &d, std::vector<Expectation> &expectations,
-                     DiagnosticEngine &out) {
-  int line = d.loc.known() ? d.loc.line : 0;
+                     DiagnosticEngine &out, const Loc *parentLoc = nullptr) {
+  Loc loc = !d.loc.known() && parentLoc ? *parentLoc : d.loc;
+  int line = loc.known() ? loc.line : 0;
   Expectation *match = nullptr;
   Expectation *nearMiss = nullptr;
   for (Expectation &e : expectations) {
@@ -138,7 +147,7 @@ void matchDiagnostic(const Diagnostic &d, std::vector<Expectation> &expectations
                                          severityName(d.severity),
                                          severityName(nearMiss->severity), d.message));
   } else {
-    out.error(d.loc, fmt::format("unexpected {}: {}", severityName(d.severity), d.message));
+    out.error(loc, fmt::format("unexpected {}: {}", severityName(d.severity), d.message));
   }
 }
 
@@ -156,7 +165,7 @@ bool verifyDiagnostics(const SourceFile &file, const std::deque<Diagnostic> &pro
     matchDiagnostic(d, expectations, out);
     if (checkNotes)
       for (const Diagnostic &note : d.notes)
-        matchDiagnostic(note, expectations, out);
+        matchDiagnostic(note, expectations, out, &d.loc);
   }
   for (const Expectation &e : expectations)
     if (!e.matched)

@@ -12,7 +12,8 @@
 // text is a substring of its message; columns are not compared. Every
 // diagnostic must match and every expectation must be matched. Notes attached
 // to a diagnostic are matched as diagnostics of their own at their own
-// location, but only when the buffer contains at least one `expected-note`;
+// location (a note without one stands at its diagnostic's location, as in
+// MLIR), but only when the buffer contains at least one `expected-note`;
 // otherwise notes are ignored (MLIR always checks them; our hints are notes,
 // and most negative tests are about the error itself).
 #pragma once

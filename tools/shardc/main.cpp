@@ -76,6 +76,7 @@ int main(int argc, char **argv) {
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   app.add_option("--error-limit", options.errorLimit, "stop reporting after N errors (0 = no limit)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
 
