@@ -5,9 +5,10 @@
 //   2. its manual axes: not already manual in an enclosing manual_computation,
 //      listed once, whole axes, a mesh to take them from, one mesh for all
 //      in/out shardings, known in that mesh, in mesh order
-//   3. per in/out sharding: in each dim the manual axes come first, they
-//      divide the dim size (the body sees no padding), none is a sub-axis
-// The body's local types are checked by infer-types.
+//   3. per in/out sharding: in each dim the manual axes come first, and none
+//      is a sub-axis
+// infer-types checks the shapes: counts of in/out shardings, that the manual
+// axes divide each operand dim (the body sees no padding), the local types.
 #include "passes/verify_shardings.h"
 
 #include <fmt/format.h>
@@ -52,14 +53,10 @@ public:
       : sharding_(sharding), mesh_(mesh), manual_(manual), where_(std::move(where)),
         diags_(diags) {}
 
-  bool run(const TensorType *type) {
+  bool run() {
     for (size_t d = 0; d < sharding_.dims.size(); ++d)
       if (!checkManualFirst(d))
         return false;
-    if (type)
-      for (size_t d = 0; d < sharding_.dims.size() && d < type->rank(); ++d)
-        if (!checkDivisible(d, type->shape[d]))
-          return false;
     return checkNoManualSubAxis();
   }
 
@@ -83,23 +80,6 @@ private:
                                          free->str()));
         return false;
       }
-    }
-    return true;
-  }
-
-  bool checkDivisible(size_t d, int64_t dimSize) {
-    int64_t manualSize = 1;
-    for (const AxisRef &axis : sharding_.dims[d].axes)
-      if (isManual(axis, manual_)) {
-        const MeshAxis *meshAxis = mesh_.findAxis(axis.name);
-        manualSize *= axis.effectiveSize(meshAxis ? meshAxis->size : 1);
-      }
-    if (manualSize > 0 && dimSize % manualSize != 0) {
-      error(sharding_.dims[d].loc,
-            fmt::format("dim {} - size {} isn't divisible by its manual axes' size: {}", d,
-                        dimSize, manualSize))
-          .note(Loc{}, "a manual_computation body sees equal shards without padding");
-      return false;
     }
     return true;
   }
@@ -134,7 +114,6 @@ private:
 struct Side {
   const Sharding *sharding;
   const Mesh *mesh; // null when unknown (already reported)
-  const TensorType *type;
   std::string where;
   bool ok;
 };
@@ -237,14 +216,19 @@ bool verifyManualComputation(const Op &op, const Module &module,
     const Mesh *mesh = lookupMesh(s, where, module, diags);
     bool valid = mesh && verifyShardingOnMesh(s, *mesh, type, where, scope, diags);
     ok = ok && valid;
-    sides.push_back(Side{&s, mesh, type, std::move(where), valid});
+    sides.push_back(Side{&s, mesh, std::move(where), valid});
   };
   for (size_t i = 0; i < ins.size(); ++i)
     addSide(ins[i], i < op.operands.size() ? op.operands[i] : nullptr,
             valueWhere("operand", i, ins.size()));
-  for (size_t i = 0; i < outs.size(); ++i)
-    addSide(outs[i], i < op.results.size() ? op.results[i].get() : nullptr,
-            valueWhere("result", i, outs.size()));
+  // infer-types leaves a result untyped when its out_sharding doesn't fit the
+  // returned value; the returned (local) value has the global rank.
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const Value *result = i < op.results.size() ? op.results[i].get() : nullptr;
+    if (result && !result->typeKnown && op.body && i < op.body->returned.size())
+      result = op.body->returned[i];
+    addSide(outs[i], result, valueWhere("result", i, outs.size()));
+  }
 
   // 2. The manual axes.
   const Mesh *mesh = nullptr;
@@ -265,7 +249,7 @@ bool verifyManualComputation(const Op &op, const Module &module,
   for (const Side &side : sides)
     if (side.ok && !ManualShardingChecker(*side.sharding, *side.mesh, manual,
                                           side.where, diags)
-                        .run(side.type))
+                        .run())
       ok = false;
   return ok;
 }

@@ -123,9 +123,8 @@ private:
         error(dim.priorityLoc,
               where + fmt::format("priority on an empty closed dimension: p{}",
                                   *dim.priority))
-            .note(Loc{}, fmt::format("nothing can be added to a closed {{}}, so the "
-                                     "priority has no effect; drop it or open the "
-                                     "dimension: {{?}}p{}",
+            .note(Loc{}, fmt::format("a closed {{}} can't gain axes, so its priority "
+                                     "has no effect; drop it or write {{?}}p{}",
                                      *dim.priority));
         return false;
       }
@@ -403,8 +402,8 @@ private:
     }
     for (size_t i = 0; i < op.results.size(); ++i) {
       const Value &result = *op.results[i];
-      if (!result.sharding || manual)
-        continue; // a manual_computation's result shardings are its out_shardings
+      if (!result.sharding)
+        continue;
       std::string where = op.results.size() == 1 ? "result" : fmt::format("result {}", i);
       check(*result.sharding, typeOf(result), where, scope);
     }
