@@ -45,8 +45,12 @@ void inferBlock(Block &block, InferContext &ctx);
 Loc operandLoc(const Op &op, size_t i);
 /// Where an attribute's value is written; else its name; else the op name.
 Loc attrLoc(const Op &op, std::string_view name);
+/// Where element `index` of a list attribute is written; else attrLoc.
+Loc attrElementLoc(const Op &op, std::string_view name, size_t index);
 /// Where the (single) result's type is written; the op name when it isn't.
 Loc writtenTypeLoc(const Op &op);
+/// Adds `note: %v is defined here: tensor<...>` at the value's definition.
+void noteDefinition(DiagnosticEngine::Builder &diag, const Value &value);
 /// `[1, 0]`.
 std::string formatList(const std::vector<int64_t> &values);
 /// "an integer", "a list", ... for `x must be ...: got <kind>`.

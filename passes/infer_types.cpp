@@ -33,9 +33,22 @@ Loc attrLoc(const Op &op, std::string_view name) {
   return attr->nameLoc.known() ? attr->nameLoc : op.loc;
 }
 
+Loc attrElementLoc(const Op &op, std::string_view name, size_t index) {
+  const Attribute *attr = op.attr(name);
+  if (attr && attr->kind == Attribute::Kind::List && index < attr->list.size() &&
+      attr->list[index].loc.known())
+    return attr->list[index].loc;
+  return attrLoc(op, name);
+}
+
 Loc writtenTypeLoc(const Op &op) {
   const Value &result = *op.results.front();
   return result.writtenTypeLoc.known() ? result.writtenTypeLoc : op.loc;
+}
+
+void noteDefinition(DiagnosticEngine::Builder &diag, const Value &value) {
+  diag.note(value.loc, fmt::format("%{} is defined here: {}", value.name,
+                                   value.type.str()));
 }
 
 std::string formatList(const std::vector<int64_t> &values) {
@@ -208,11 +221,11 @@ void checkWrittenOperandTypes(const Op &op, InferContext &ctx) {
     const Value *operand = op.operands[i];
     if (!operand || !operand->typeKnown || operand->type == op.writtenOperandTypes[i])
       continue;
-    ctx.error(loc, fmt::format("{} - operand {} type doesn't match written type: "
-                               "{} != {}",
-                               op.name(), i, operand->type.str(),
-                               op.writtenOperandTypes[i].str()))
-        .note(operandLoc(op, i), fmt::format("operand {} is used here", i));
+    auto diag = ctx.error(loc, fmt::format("{} - operand {} type doesn't match "
+                                           "written type: {} != {}",
+                                           op.name(), i, operand->type.str(),
+                                           op.writtenOperandTypes[i].str()));
+    noteDefinition(diag, *operand);
   }
 }
 

@@ -24,9 +24,10 @@ bool checkOperandDTypes(const Op &op, InferContext &ctx) {
   for (size_t i = 1; i < op.operands.size(); ++i) {
     DType other = op.operands[i]->type.dtype;
     if (other != dtype) {
-      ctx.error(operandLoc(op, i),
-                fmt::format("{} - operand element types differ: {} vs {}",
-                            op.name(), dtypeName(dtype), dtypeName(other)));
+      auto diag = ctx.error(operandLoc(op, i),
+                            fmt::format("{} - operand element types differ: {} vs {}",
+                                        op.name(), dtypeName(dtype), dtypeName(other)));
+      noteDefinition(diag, *op.operands[i]);
       return false;
     }
   }
@@ -46,13 +47,16 @@ std::optional<TensorType> inferMatmul(Op &op, InferContext &ctx) {
     ctx.error(operandLoc(op, i),
               fmt::format("matmul - operand {} must have rank 2 or more: {}", i,
                           type.str()))
-        .note(op.loc, "reshape a vector to a 1xK or Kx1 matrix first");
+        .note(Loc{}, "reshape a vector to a 1xK or Kx1 matrix first");
     return std::nullopt;
   }
   int64_t lhsK = lhs.shape[lhs.rank() - 1], rhsK = rhs.shape[rhs.rank() - 2];
   if (lhsK != rhsK) {
-    ctx.error(op.loc, fmt::format("matmul - contracting dims don't match: {} != {}",
-                                  lhsK, rhsK));
+    auto diag = ctx.error(op.loc, fmt::format("matmul - contracting dims don't "
+                                              "match: {} != {}",
+                                              lhsK, rhsK));
+    noteDefinition(diag, *op.operands[0]);
+    noteDefinition(diag, *op.operands[1]);
     return std::nullopt;
   }
   std::vector<int64_t> lhsBatch(lhs.shape.begin(), lhs.shape.end() - 2);
@@ -90,7 +94,7 @@ public:
     if (!eq)
       return std::nullopt;
     if (eq->inputs.size() != op_.operands.size()) {
-      error(0, fmt::format("einsum - number of terms doesn't match operands: {} != {}",
+      error(kWhole, fmt::format("einsum - number of terms doesn't match operands: {} != {}",
                            eq->inputs.size(), op_.operands.size()));
       return std::nullopt;
     }
@@ -103,7 +107,8 @@ public:
       if (term.size() != type.rank()) {
         error(eq->inputOffsets[i],
               fmt::format("einsum - operand {} rank doesn't match term \"{}\": {} != {}",
-                          i, term, type.rank(), term.size()));
+                          i, term, type.rank(), term.size()),
+              term.size());
         return std::nullopt;
       }
       for (size_t d = 0; d < term.size(); ++d) {
@@ -146,7 +151,7 @@ private:
   std::optional<Equation> parse() {
     size_t arrow = text_.find("->");
     if (arrow == std::string::npos) {
-      error(0, fmt::format("einsum - equation needs an explicit output '->': \"{}\"",
+      error(kWhole, fmt::format("einsum - equation needs an explicit output '->': \"{}\"",
                            text_));
       return std::nullopt;
     }
@@ -188,9 +193,15 @@ private:
     return std::nullopt;
   }
 
-  void error(size_t offset, std::string message) {
-    Loc loc = precise_ ? loc_.shifted(1 + static_cast<int>(offset))
-                       : (loc_.known() ? loc_ : op_.loc);
+  static constexpr size_t kWhole = std::string::npos;
+
+  /// Points at `length` characters from `offset` in the equation, or at the
+  /// whole string for kWhole.
+  void error(size_t offset, std::string message, size_t length = 1) {
+    Loc loc = loc_.known() ? loc_ : op_.loc;
+    if (precise_ && offset != kWhole)
+      loc = loc_.shifted(1 + static_cast<int>(offset),
+                         static_cast<int>(std::max<size_t>(length, 1)));
     ctx_.error(loc, std::move(message));
   }
 
@@ -232,15 +243,16 @@ std::optional<TensorType> inferReduction(Op &op, InferContext &ctx) {
     return std::nullopt;
 
   std::set<int64_t> reduced;
-  for (int64_t dim : *dims) {
+  for (size_t i = 0; i < dims->size(); ++i) {
+    int64_t dim = (*dims)[i];
     if (dim < 0 || dim >= static_cast<int64_t>(input.rank())) {
-      ctx.error(attrLoc(op, "dims"),
+      ctx.error(attrElementLoc(op, "dims", i),
                 fmt::format("{} - dims out of range: {} for rank {}", op.name(),
                             dim, input.rank()));
       return std::nullopt;
     }
     if (!reduced.insert(dim).second) {
-      ctx.error(attrLoc(op, "dims"),
+      ctx.error(attrElementLoc(op, "dims", i),
                 fmt::format("{} - dims repeated: {}", op.name(), dim));
       return std::nullopt;
     }

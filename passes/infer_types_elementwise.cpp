@@ -94,9 +94,10 @@ bool checkSameDType(const Op &op, InferContext &ctx, size_t first) {
     DType other = op.operands[i]->type.dtype;
     if (other == dtype)
       continue;
-    ctx.error(operandLoc(op, i),
-              fmt::format("{} - operand element types differ: {} vs {}",
-                          op.name(), dtypeName(dtype), dtypeName(other)));
+    auto diag = ctx.error(operandLoc(op, i),
+                          fmt::format("{} - operand element types differ: {} vs {}",
+                                      op.name(), dtypeName(dtype), dtypeName(other)));
+    noteDefinition(diag, *op.operands[i]);
     return false;
   }
   return true;
@@ -113,9 +114,10 @@ std::optional<std::vector<int64_t>> broadcastOperands(const Op &op,
     std::optional<std::vector<int64_t>> next = broadcastShapes(shape, type.shape);
     if (!next) {
       TensorType sofar{shape, op.operands[first]->type.dtype};
-      ctx.error(op.loc, fmt::format("{} - shapes are not broadcast-compatible: "
-                                    "{} vs {}",
-                                    op.name(), sofar.str(), type.str()));
+      auto diag = ctx.error(op.loc, fmt::format("{} - shapes are not "
+                                                "broadcast-compatible: {} vs {}",
+                                                op.name(), sofar.str(), type.str()));
+      noteDefinition(diag, *op.operands[i]);
       return std::nullopt;
     }
     shape = std::move(*next);

@@ -281,7 +281,7 @@ std::optional<TensorType> inferAllReduce(const Op &op, InferContext &ctx,
     if (kind->s != "sum" && kind->s != "max" && kind->s != "min") {
       ctx.error(attrLoc(op, "kind"),
                 fmt::format("all_reduce - unknown reduction kind: \"{}\"", kind->s))
-          .note(op.loc, "kinds are \"sum\", \"max\" and \"min\"");
+          .note(Loc{}, "kinds are \"sum\", \"max\" and \"min\"");
       return std::nullopt;
     }
   }

@@ -93,18 +93,18 @@ std::optional<TensorType> inferBroadcast(Op &op, InferContext &ctx) {
   for (size_t i = 0; i < dims->size(); ++i) {
     int64_t d = (*dims)[i];
     if (d < 0 || d >= rankOf(*written)) {
-      ctx.error(loc, fmt::format("broadcast - dims out of range: {} for result rank {}",
+      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - dims out of range: {} for result rank {}",
                                  d, written->rank()));
       return std::nullopt;
     }
     if (i > 0 && d <= (*dims)[i - 1]) {
-      ctx.error(loc, fmt::format("broadcast - dims must be strictly increasing: {}",
+      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - dims must be strictly increasing: {}",
                                  formatList(*dims)));
       return std::nullopt;
     }
     int64_t from = input.shape[i], to = written->shape[d];
     if (from != to && from != 1) {
-      ctx.error(loc, fmt::format("broadcast - operand dim {} can't broadcast to "
+      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - operand dim {} can't broadcast to "
                                  "result dim {}: {} vs {}",
                                  i, d, from, to));
       return std::nullopt;
@@ -164,13 +164,13 @@ std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
   for (size_t d = 0; d < input.rank(); ++d) {
     int64_t lo = (*start)[d], hi = (*limit)[d], step = (*stride)[d];
     if (lo < 0 || lo > hi || hi > input.shape[d]) {
-      ctx.error(op.loc, fmt::format("slice - bounds out of range on dim {}: "
+      ctx.error(attrElementLoc(op, hi > input.shape[d] ? "limit" : "start", d), fmt::format("slice - bounds out of range on dim {}: "
                                     "start {}, limit {}, size {}",
                                     d, lo, hi, input.shape[d]));
       return std::nullopt;
     }
     if (step < 1) {
-      ctx.error(attrLoc(op, "stride"),
+      ctx.error(attrElementLoc(op, "stride", d),
                 fmt::format("slice - stride must be positive on dim {}: {}", d, step));
       return std::nullopt;
     }
@@ -213,10 +213,10 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
     for (auto [name, amount] : {std::pair{"low", (*low)[d]}, {"high", (*high)[d]}}) {
       if (amount >= 0)
         continue;
-      ctx.error(attrLoc(op, name),
+      ctx.error(attrElementLoc(op, name, d),
                 fmt::format("pad - {} must be non-negative on dim {}: {}", name, d,
                             amount))
-          .note(op.loc, "use slice to drop elements");
+          .note(Loc{}, "use slice to drop elements");
       return std::nullopt;
     }
     result.shape.push_back((*low)[d] + input.shape[d] + (*high)[d]);
