@@ -50,8 +50,8 @@ public:
   ManualShardingChecker(const Sharding &sharding, const Mesh &mesh,
                         const std::vector<AxisRef> &manual, std::string where,
                         DiagnosticEngine &diags)
-      : sharding_(sharding), mesh_(mesh), manual_(manual), where_(std::move(where)),
-        diags_(diags) {}
+      : sharding_(sharding), mesh_(mesh), manual_(manual), where_(std::move(where)), diags_(diags) {
+  }
 
   bool run() {
     for (size_t d = 0; d < sharding_.dims.size(); ++d)
@@ -73,8 +73,7 @@ private:
         continue;
       }
       if (free) {
-        error(axis.loc, fmt::format("dim {} - manual axis after a free axis: {}", d,
-                                    axis.str()))
+        error(axis.loc, fmt::format("dim {} - manual axis after a free axis: {}", d, axis.str()))
             .note(free->loc, fmt::format("free axis {} here; in each dimension the "
                                          "manual axes come first",
                                          free->str()));
@@ -89,8 +88,8 @@ private:
       if (!axis.isSubAxis() || !isManual(axis, manual_))
         return true;
       error(axis.loc, fmt::format("manual axis used as a sub-axis: {}", axis.str()))
-          .note(Loc{}, fmt::format("a manual axis can't be split; use the whole axis \"{}\"",
-                                   axis.name));
+          .note(Loc{},
+                fmt::format("a manual axis can't be split; use the whole axis \"{}\"", axis.name));
       return false;
     };
     for (const DimSharding &dim : sharding_.dims)
@@ -120,8 +119,8 @@ struct Side {
 
 /// Step 2 of the file comment; returns the mesh of the manual axes in `mesh`.
 bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
-                      const std::vector<Side> &sides, const ManualScope &scope,
-                      const Mesh *&mesh, DiagnosticEngine &diags) {
+                      const std::vector<Side> &sides, const ManualScope &scope, const Mesh *&mesh,
+                      DiagnosticEngine &diags) {
   const Attribute *attr = op.attr("manual_axes");
   for (size_t i = 0; i < manual.size(); ++i) {
     const AxisRef &axis = manual[i];
@@ -136,14 +135,12 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
     }
     for (size_t j = 0; j < i; ++j)
       if (manual[j].name == axis.name) {
-        diags.error(axis.loc, fmt::format("manual_axes - axis listed twice: \"{}\"",
-                                          axis.name))
+        diags.error(axis.loc, fmt::format("manual_axes - axis listed twice: \"{}\"", axis.name))
             .note(manual[j].loc, "first listed here");
         return false;
       }
     if (axis.isSubAxis()) {
-      diags.error(axis.loc,
-                  fmt::format("manual_axes - must be whole axes: {}", axis.str()));
+      diags.error(axis.loc, fmt::format("manual_axes - must be whole axes: {}", axis.str()));
       return false;
     }
   }
@@ -165,8 +162,8 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
     if (side.mesh != first->mesh) {
       diags
           .error(side.sharding->meshLoc,
-                 fmt::format("{} - in/out shardings must all use one mesh: @{} != @{}",
-                             side.where, side.mesh->name, first->mesh->name))
+                 fmt::format("{} - in/out shardings must all use one mesh: @{} != @{}", side.where,
+                             side.mesh->name, first->mesh->name))
           .note(first->sharding->meshLoc,
                 fmt::format("{} uses @{}", first->where, first->mesh->name));
       return false;
@@ -185,9 +182,8 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
       std::vector<AxisRef> sorted = manual;
       canonicalizeReplicated(sorted, *mesh);
       diags
-          .error(manual[i].loc,
-                 fmt::format("manual_axes - not in mesh order: {} after {}",
-                             manual[i].str(), manual[i - 1].str()))
+          .error(manual[i].loc, fmt::format("manual_axes - not in mesh order: {} after {}",
+                                            manual[i].str(), manual[i - 1].str()))
           .note(Loc{}, fmt::format("write manual_axes={{{}}}", axisList(sorted)));
       return false;
     }
@@ -196,9 +192,8 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
 
 } // namespace
 
-bool verifyManualComputation(const Op &op, const Module &module,
-                             const ManualScope &scope, ManualScope &bodyScope,
-                             DiagnosticEngine &diags) {
+bool verifyManualComputation(const Op &op, const Module &module, const ManualScope &scope,
+                             ManualScope &bodyScope, DiagnosticEngine &diags) {
   const std::vector<Sharding> &ins = shardingList(op, "in_shardings");
   const std::vector<Sharding> &outs = shardingList(op, "out_shardings");
   const Attribute *manualAttr = op.attr("manual_axes");
@@ -211,8 +206,7 @@ bool verifyManualComputation(const Op &op, const Module &module,
   bool ok = true;
   std::vector<Side> sides;
   auto addSide = [&](const Sharding &s, const Value *value, std::string where) {
-    const TensorType *type =
-        countsMatch && value && value->typeKnown ? &value->type : nullptr;
+    const TensorType *type = countsMatch && value && value->typeKnown ? &value->type : nullptr;
     const Mesh *mesh = lookupMesh(s, where, module, diags);
     bool valid = mesh && verifyShardingOnMesh(s, *mesh, type, where, scope, diags);
     ok = ok && valid;
@@ -247,9 +241,8 @@ bool verifyManualComputation(const Op &op, const Module &module,
 
   // 3. Each valid in/out sharding against the manual axes.
   for (const Side &side : sides)
-    if (side.ok && !ManualShardingChecker(*side.sharding, *side.mesh, manual,
-                                          side.where, diags)
-                        .run())
+    if (side.ok &&
+        !ManualShardingChecker(*side.sharding, *side.mesh, manual, side.where, diags).run())
       ok = false;
   return ok;
 }
@@ -259,8 +252,7 @@ namespace {
 /// The mesh a collective's axes refer to: the enclosing manual_computation's,
 /// else its operand's or result's sharding's, else the program's only mesh
 /// with axes. Null when none can be told.
-const Mesh *collectiveMesh(const Op &op, const Module &module,
-                           const ManualScope &scope) {
+const Mesh *collectiveMesh(const Op &op, const Module &module, const ManualScope &scope) {
   if (scope.mesh)
     return scope.mesh;
   for (const Value *v : op.operands)
@@ -291,8 +283,7 @@ bool verifyPairs(const Attribute &pairs, int64_t devices, DiagnosticEngine &diag
       int64_t device = (*ends)[k];
       Loc loc = pair.list[k].loc.known() ? pair.list[k].loc : pair.loc;
       if (device < 0 || device >= devices) {
-        diags.error(loc, fmt::format("pairs - device out of range [0, {}): {}",
-                                     devices, device));
+        diags.error(loc, fmt::format("pairs - device out of range [0, {}): {}", devices, device));
         return false;
       }
       std::set<int64_t> &seen = k == 0 ? sources : targets;
@@ -321,21 +312,18 @@ bool verifyCollective(const Op &op, const Module &module, const ManualScope &sco
       }
       for (size_t j = 0; j < i; ++j)
         if (axes->axes[j].name == axis.name && axes->axes[j].sameAs(axis)) {
-          diags.error(axis.loc, fmt::format("axes - axis used more than once: {}",
-                                            axis.str()))
+          diags.error(axis.loc, fmt::format("axes - axis used more than once: {}", axis.str()))
               .note(axes->axes[j].loc, "first used here");
           return false;
         }
     }
   }
   if (const Attribute *axis = op.attr("axis");
-      axis && axis->kind == Attribute::Kind::String && mesh &&
-      !mesh->findAxis(axis->s)) {
+      axis && axis->kind == Attribute::Kind::String && mesh && !mesh->findAxis(axis->s)) {
     reportUnknownAxis("axis", AxisRef{axis->s, 0, 0, axis->loc}, *mesh, diags);
     return false;
   }
-  if (const Attribute *pairs = op.attr("pairs");
-      pairs && pairs->kind == Attribute::Kind::List)
+  if (const Attribute *pairs = op.attr("pairs"); pairs && pairs->kind == Attribute::Kind::List)
     return verifyPairs(*pairs, mesh ? mesh->deviceCount() : module.deviceCount(), diags);
   return true;
 }

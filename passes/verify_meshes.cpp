@@ -18,22 +18,19 @@ bool verifyDeviceIds(const Mesh &mesh, DiagnosticEngine &diags) {
     return true; // the default order, 0..N-1 (or an empty mesh)
   for (int64_t id : mesh.deviceIds)
     if (id < 0) {
-      diags.error(mesh.deviceIdsLoc,
-                  fmt::format("device id must be non-negative: {}", id));
+      diags.error(mesh.deviceIdsLoc, fmt::format("device id must be non-negative: {}", id));
       return false;
     }
   int64_t count = mesh.deviceCount();
   int64_t given = static_cast<int64_t>(mesh.deviceIds.size());
   if (given != count) {
     diags
-        .error(mesh.deviceIdsLoc,
-               fmt::format("number of device ids doesn't match the product of "
-                           "axis sizes: {} != {}",
-                           given, count))
+        .error(mesh.deviceIdsLoc, fmt::format("number of device ids doesn't match the product of "
+                                              "axis sizes: {} != {}",
+                                              given, count))
         .note(mesh.loc, mesh.axes.empty()
                             ? "a mesh without axes takes exactly one device id"
-                            : fmt::format("mesh @{} has {} devices", mesh.name,
-                                          count));
+                            : fmt::format("mesh @{} has {} devices", mesh.name, count));
     return false;
   }
   if (mesh.axes.empty())
@@ -41,8 +38,7 @@ bool verifyDeviceIds(const Mesh &mesh, DiagnosticEngine &diags) {
   std::set<int64_t> seen;
   for (int64_t id : mesh.deviceIds) {
     if (id >= count) {
-      diags.error(mesh.deviceIdsLoc,
-                  fmt::format("device id out of range [0, {}): {}", count, id));
+      diags.error(mesh.deviceIdsLoc, fmt::format("device id out of range [0, {}): {}", count, id));
       return false;
     }
     if (!seen.insert(id).second) {
@@ -57,16 +53,15 @@ bool verifyMesh(const Mesh &mesh, DiagnosticEngine &diags) {
   for (const MeshAxis &axis : mesh.axes)
     if (axis.size < 1) {
       diags.error(axis.loc,
-                  fmt::format("axis \"{}\" - size must be at least 1: {}",
-                              axis.name, axis.size));
+                  fmt::format("axis \"{}\" - size must be at least 1: {}", axis.name, axis.size));
       return false;
     }
   for (size_t i = 0; i < mesh.axes.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (mesh.axes[i].name == mesh.axes[j].name) {
         diags
-            .error(mesh.axes[i].loc, fmt::format("duplicate mesh axis name: \"{}\"",
-                                                 mesh.axes[i].name))
+            .error(mesh.axes[i].loc,
+                   fmt::format("duplicate mesh axis name: \"{}\"", mesh.axes[i].name))
             .note(mesh.axes[j].loc, "first declared here");
         return false;
       }
@@ -103,13 +98,11 @@ bool verifyMeshes(const Module &module, DiagnosticEngine &diags) {
     }
     if (mesh.deviceCount() != first->deviceCount()) {
       diags
-          .error(mesh.loc,
-                 fmt::format("mesh device count differs from the program's: "
-                             "{} != {}",
-                             mesh.deviceCount(), first->deviceCount()))
-          .note(first->loc,
-                fmt::format("mesh @{} sets the program's device count to {}",
-                            first->name, first->deviceCount()));
+          .error(mesh.loc, fmt::format("mesh device count differs from the program's: "
+                                       "{} != {}",
+                                       mesh.deviceCount(), first->deviceCount()))
+          .note(first->loc, fmt::format("mesh @{} sets the program's device count to {}",
+                                        first->name, first->deviceCount()));
       ok = false;
     }
   }

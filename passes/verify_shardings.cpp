@@ -8,8 +8,8 @@
 //      size, fits the axis, not the whole axis, no overlap)
 //   6. no axis made manual by an enclosing manual_computation
 // Non-divisible dims are legal (padding). Also home of the pass entry point.
-#include "passes/Passes.h"
 #include "passes/verify_shardings.h"
+#include "passes/Passes.h"
 
 #include <fmt/format.h>
 
@@ -31,24 +31,22 @@ std::string describeAxes(const Mesh &mesh) {
   return out;
 }
 
-void reportUnknownAxis(const std::string &where, const AxisRef &axis,
-                       const Mesh &mesh, DiagnosticEngine &diags) {
-  auto d = diags.error(axis.loc, prefixed(where, fmt::format("unknown axis name: \"{}\"",
-                                                              axis.name)));
+void reportUnknownAxis(const std::string &where, const AxisRef &axis, const Mesh &mesh,
+                       DiagnosticEngine &diags) {
+  auto d =
+      diags.error(axis.loc, prefixed(where, fmt::format("unknown axis name: \"{}\"", axis.name)));
   std::string guess = closestMatch(axis.name, mesh.axisNames());
   if (!guess.empty())
     d.note(Loc{}, fmt::format("did you mean \"{}\"?", guess));
   d.note(mesh.loc, fmt::format("mesh @{} has {}", mesh.name,
-                               mesh.axes.empty() ? "no axes"
-                                                 : "axes " + describeAxes(mesh)));
+                               mesh.axes.empty() ? "no axes" : "axes " + describeAxes(mesh)));
 }
 
-const Mesh *lookupMesh(const Sharding &sharding, const std::string &where,
-                       const Module &module, DiagnosticEngine &diags) {
+const Mesh *lookupMesh(const Sharding &sharding, const std::string &where, const Module &module,
+                       DiagnosticEngine &diags) {
   if (const Mesh *mesh = module.findMesh(sharding.meshName))
     return mesh;
-  auto d = diags.error(sharding.meshLoc,
-                       prefixed(where, "unknown mesh: @" + sharding.meshName));
+  auto d = diags.error(sharding.meshLoc, prefixed(where, "unknown mesh: @" + sharding.meshName));
   std::string guess = closestMatch(sharding.meshName, module.meshNames());
   if (!guess.empty())
     d.note(Loc{}, fmt::format("did you mean @{}?", guess));
@@ -92,8 +90,8 @@ private:
   /// Like Shardy, a rank-0 dim list (`[]`) fits any type.
   bool checkMaximal(const TensorType *type) {
     auto reject = [&](const AxisRef &axis) {
-      error(axis.loc, fmt::format("sharding on maximal mesh @{} can't use axes: {}",
-                                  mesh_.name, axis.str()))
+      error(axis.loc,
+            fmt::format("sharding on maximal mesh @{} can't use axes: {}", mesh_.name, axis.str()))
           .note(mesh_.loc, fmt::format("mesh @{} is the single device {}", mesh_.name,
                                        mesh_.deviceIds.front()));
       return false;
@@ -115,14 +113,13 @@ private:
     if (dim.priority) {
       std::string where = fmt::format("dim {} - ", index);
       if (*dim.priority < 0) {
-        error(dim.priorityLoc, where + fmt::format("priority must be non-negative: p{}",
-                                                   *dim.priority));
+        error(dim.priorityLoc,
+              where + fmt::format("priority must be non-negative: p{}", *dim.priority));
         return false;
       }
       if (dim.isEmptyClosed()) {
         error(dim.priorityLoc,
-              where + fmt::format("priority on an empty closed dimension: p{}",
-                                  *dim.priority))
+              where + fmt::format("priority on an empty closed dimension: p{}", *dim.priority))
             .note(Loc{}, fmt::format("a closed {{}} can't gain axes, so its priority "
                                      "has no effect; drop it or write {{?}}p{}",
                                      *dim.priority));
@@ -143,17 +140,15 @@ private:
       }
       if (!checkUsedOnce(axis))
         return false;
-      if (previous && previous->isSubAxis() && axis.isSubAxis() &&
-          previous->name == axis.name &&
+      if (previous && previous->isSubAxis() && axis.isSubAxis() && previous->name == axis.name &&
           subaxis::canMerge(previous->preSize, previous->size, axis.preSize)) {
         AxisRef merged = *previous;
         merged.size = previous->size * axis.size;
         bool whole = merged.preSize == 1 && merged.size == axisSize(axis);
-        error(axis.loc, fmt::format("adjacent sub-axes can be merged: {}, {}",
-                                    previous->str(), axis.str()))
+        error(axis.loc,
+              fmt::format("adjacent sub-axes can be merged: {}, {}", previous->str(), axis.str()))
             .note(Loc{}, fmt::format("write {} instead",
-                                     whole ? AxisRef{axis.name, 0, 0, {}}.str()
-                                           : merged.str()));
+                                     whole ? AxisRef{axis.name, 0, 0, {}}.str() : merged.str()));
         return false;
       }
       previous = &axis;
@@ -227,8 +222,7 @@ private:
         continue;
       if (full) {
         error(subs.front()->loc,
-              fmt::format("axis used both whole and as a sub-axis: \"{}\"",
-                          meshAxis.name))
+              fmt::format("axis used both whole and as a sub-axis: \"{}\"", meshAxis.name))
             .note(full->loc, "whole axis used here");
         return false;
       }
@@ -239,15 +233,14 @@ private:
       for (const AxisRef *sub : subs) {
         if (!checkSubAxis(*sub, meshAxis))
           return false;
-        if (previous && subaxis::overlaps(previous->preSize, previous->size,
-                                          sub->preSize, sub->size)) {
+        if (previous &&
+            subaxis::overlaps(previous->preSize, previous->size, sub->preSize, sub->size)) {
           // Point at whichever of the two was written second.
           bool subLater = std::find(used_.begin(), used_.end(), sub) >
                           std::find(used_.begin(), used_.end(), previous);
           const AxisRef *later = subLater ? sub : previous;
           const AxisRef *earlier = subLater ? previous : sub;
-          error(later->loc, fmt::format("sub-axes overlap: {}, {}", previous->str(),
-                                        sub->str()))
+          error(later->loc, fmt::format("sub-axes overlap: {}, {}", previous->str(), sub->str()))
               .note(earlier->loc, fmt::format("{} used here", earlier->str()));
           return false;
         }
@@ -260,8 +253,8 @@ private:
   bool checkSubAxis(const AxisRef &sub, const MeshAxis &meshAxis) {
     if (sub.preSize < 1) {
       // AxisRef::str() would print a pre-size below 1 as a full axis.
-      error(sub.loc, fmt::format("sub-axis pre-size must be at least 1: \"{}\":({}){}",
-                                 sub.name, sub.preSize, sub.size));
+      error(sub.loc, fmt::format("sub-axis pre-size must be at least 1: \"{}\":({}){}", sub.name,
+                                 sub.preSize, sub.size));
       return false;
     }
     if (sub.size <= 1) {
@@ -274,8 +267,7 @@ private:
     if (meshAxis.size % end != 0) {
       error(sub.loc, fmt::format("sub-axis doesn't fit in axis \"{}\" of size {}: {}",
                                  meshAxis.name, meshAxis.size, sub.str()))
-          .note(Loc{}, fmt::format("pre-size * size = {} must divide {}", end,
-                                   meshAxis.size));
+          .note(Loc{}, fmt::format("pre-size * size = {} must divide {}", end, meshAxis.size));
       return false;
     }
     if (sub.size == meshAxis.size) {
@@ -291,10 +283,9 @@ private:
   bool checkManualScope(const ManualScope &scope) {
     for (const AxisRef *axis : used_)
       if (const ManualAxis *manual = scope.find(axis->name)) {
-        error(axis->loc,
-              fmt::format("axis is already manual in an enclosing manual_computation: "
-                          "\"{}\"",
-                          axis->name))
+        error(axis->loc, fmt::format("axis is already manual in an enclosing manual_computation: "
+                                     "\"{}\"",
+                                     axis->name))
             .note(manual->owner->loc,
                   fmt::format("manual_computation making \"{}\" manual", axis->name));
         return false;
@@ -312,15 +303,14 @@ private:
 
 } // namespace
 
-bool verifyShardingOnMesh(const Sharding &sharding, const Mesh &mesh,
-                          const TensorType *type, const std::string &where,
-                          const ManualScope &scope, DiagnosticEngine &diags) {
+bool verifyShardingOnMesh(const Sharding &sharding, const Mesh &mesh, const TensorType *type,
+                          const std::string &where, const ManualScope &scope,
+                          DiagnosticEngine &diags) {
   return ShardingChecker(sharding, mesh, where, diags).run(type, scope);
 }
 
-bool verifySharding(const Sharding &sharding, const TensorType *type,
-                    const std::string &where, const Module &module,
-                    const ManualScope &scope, DiagnosticEngine &diags) {
+bool verifySharding(const Sharding &sharding, const TensorType *type, const std::string &where,
+                    const Module &module, const ManualScope &scope, DiagnosticEngine &diags) {
   const Mesh *mesh = lookupMesh(sharding, where, module, diags);
   return mesh && verifyShardingOnMesh(sharding, *mesh, type, where, scope, diags);
 }
@@ -330,8 +320,7 @@ namespace {
 /// The walk over every place a sharding can be written.
 class ModuleVerifier {
 public:
-  ModuleVerifier(const Module &module, DiagnosticEngine &diags)
-      : module_(module), diags_(diags) {}
+  ModuleVerifier(const Module &module, DiagnosticEngine &diags) : module_(module), diags_(diags) {}
 
   bool run() {
     ok_ = verifyMeshes(module_, diags_);
@@ -341,8 +330,8 @@ public:
     for (const auto &fn : module_.functions) {
       for (size_t i = 0; i < fn->results.size(); ++i)
         if (fn->results[i].sharding)
-          check(*fn->results[i].sharding, &fn->results[i].type,
-                fmt::format("result {}", i), ManualScope{});
+          check(*fn->results[i].sharding, &fn->results[i].type, fmt::format("result {}", i),
+                ManualScope{});
       verifyBlock(fn->body, "arg", ManualScope{});
     }
     return ok_;
@@ -355,20 +344,17 @@ private:
       ok_ = false;
   }
 
-  static const TensorType *typeOf(const Value &v) {
-    return v.typeKnown ? &v.type : nullptr;
-  }
+  static const TensorType *typeOf(const Value &v) { return v.typeKnown ? &v.type : nullptr; }
 
   /// `params` names the block's arguments in messages: "arg" gives `arg 0`,
   /// "%" gives `%name` (loose snippet declarations); empty for manual bodies,
   /// whose arguments carry no sharding.
-  void verifyBlock(const Block &block, const std::string &params,
-                   const ManualScope &scope) {
+  void verifyBlock(const Block &block, const std::string &params, const ManualScope &scope) {
     for (size_t i = 0; i < block.args.size(); ++i) {
       const Value &arg = *block.args[i];
       if (!arg.sharding)
         continue;
-      std::string where = params == "%" ? "%" + arg.name
+      std::string where = params == "%"    ? "%" + arg.name
                           : params.empty() ? fmt::format("%{}", arg.name)
                                            : fmt::format("{} {}", params, i);
       check(*arg.sharding, typeOf(arg), where, scope);
@@ -396,8 +382,7 @@ private:
               typed ? "" : fmt::format("attribute \"{}\"", attr.name), scope);
       } else if (attr.value.kind == Attribute::Kind::ShardingList) {
         for (size_t i = 0; i < shardings.size(); ++i)
-          check(shardings[i], nullptr, fmt::format("attribute \"{}\" {}", attr.name, i),
-                scope);
+          check(shardings[i], nullptr, fmt::format("attribute \"{}\" {}", attr.name, i), scope);
       }
     }
     for (size_t i = 0; i < op.results.size(); ++i) {

@@ -41,37 +41,35 @@ std::string prefixed(const std::string &where, const std::string &message);
 std::string describeAxes(const Mesh &mesh);
 
 /// Reports an unknown axis with a "did you mean" note and where the mesh is.
-void reportUnknownAxis(const std::string &where, const AxisRef &axis,
-                       const Mesh &mesh, DiagnosticEngine &diags);
+void reportUnknownAxis(const std::string &where, const AxisRef &axis, const Mesh &mesh,
+                       DiagnosticEngine &diags);
 
 /// Mesh checks: axis sizes and names, device ids, duplicate mesh names, and
 /// one device count for the whole program.
 bool verifyMeshes(const Module &module, DiagnosticEngine &diags);
 
 /// The mesh a sharding names; reports `unknown mesh` when there is none.
-const Mesh *lookupMesh(const Sharding &sharding, const std::string &where,
-                       const Module &module, DiagnosticEngine &diags);
+const Mesh *lookupMesh(const Sharding &sharding, const std::string &where, const Module &module,
+                       DiagnosticEngine &diags);
 
 /// Checks one sharding on its (known) mesh, in Shardy's order. `type` is null
 /// when the tensor type is unknown (then the rank is not checked). Axes made
 /// manual by enclosing manual_computation ops may not appear.
-bool verifyShardingOnMesh(const Sharding &sharding, const Mesh &mesh,
-                          const TensorType *type, const std::string &where,
-                          const ManualScope &scope, DiagnosticEngine &diags);
+bool verifyShardingOnMesh(const Sharding &sharding, const Mesh &mesh, const TensorType *type,
+                          const std::string &where, const ManualScope &scope,
+                          DiagnosticEngine &diags);
 
 /// lookupMesh + verifyShardingOnMesh.
-bool verifySharding(const Sharding &sharding, const TensorType *type,
-                    const std::string &where, const Module &module,
-                    const ManualScope &scope, DiagnosticEngine &diags);
+bool verifySharding(const Sharding &sharding, const TensorType *type, const std::string &where,
+                    const Module &module, const ManualScope &scope, DiagnosticEngine &diags);
 
 /// A manual_computation op: its in/out shardings (as shardings) and its
 /// manual axes. Returns the scope its body sees in `bodyScope`.
-bool verifyManualComputation(const Op &op, const Module &module,
-                             const ManualScope &scope, ManualScope &bodyScope,
-                             DiagnosticEngine &diags);
+bool verifyManualComputation(const Op &op, const Module &module, const ManualScope &scope,
+                             ManualScope &bodyScope, DiagnosticEngine &diags);
 
 /// A collective op's `axes`, `axis` and `pairs` attributes.
-bool verifyCollective(const Op &op, const Module &module,
-                      const ManualScope &scope, DiagnosticEngine &diags);
+bool verifyCollective(const Op &op, const Module &module, const ManualScope &scope,
+                      DiagnosticEngine &diags);
 
 } // namespace shardc::verify

@@ -206,8 +206,7 @@ TEST_CASE("replicated axes sort into mesh order", "[sharding][replicated]") {
   Mesh xyz = makeMesh({{"x", 2}, {"y", 8}, {"z", 2}});
   axes = {sub("y", 4, 2), full("x"), sub("y", 1, 2)};
   canonicalizeReplicated(axes, xyz);
-  CHECK(names(axes) ==
-        std::vector<std::string>{"\"x\"", "\"y\":(1)2", "\"y\":(4)2"});
+  CHECK(names(axes) == std::vector<std::string>{"\"x\"", "\"y\":(1)2", "\"y\":(4)2"});
 
   // Already canonical lists are left alone.
   axes = {full("x"), sub("y", 2, 2), full("z")};
