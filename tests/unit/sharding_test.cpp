@@ -1,7 +1,9 @@
 // Unit tests for the sharding arithmetic of ir/Sharding.h: meshes and device
 // order, sub-axes (overlap, merge), shard counts and local (padded) shapes,
-// and the canonical order of replicated axes.
+// and the canonical order of replicated axes. Also the verifier on IR that
+// the parser never builds.
 #include "ir/Sharding.h"
+#include "passes/Passes.h"
 
 #include <catch2/catch.hpp>
 
@@ -232,4 +234,55 @@ TEST_CASE("replicated shardings of a rank", "[sharding]") {
   s.dims[1].open = true;
   CHECK_FALSE(s.isClosed());
   CHECK_FALSE(s.dims[1].isEmptyClosed());
+}
+
+// ---- verify-shardings on IR the parser never builds ------------------------
+// The builder rejects `p-1` and `"x":(0)2` itself; the verifier still checks
+// the IR invariants for IR made by passes.
+
+namespace {
+
+std::vector<std::string> verifyDecl(Sharding sharding, std::vector<int64_t> shape) {
+  Module module;
+  module.meshes.push_back(std::make_unique<Mesh>(makeMesh({{"a", 8}, {"b", 2}})));
+  ShardedTypeDecl decl;
+  decl.sharding = std::move(sharding);
+  decl.type.shape = std::move(shape);
+  module.typeDecls.push_back(std::move(decl));
+  DiagnosticEngine diags;
+  bool ok = verifyShardings(module, diags);
+  std::vector<std::string> messages;
+  for (const Diagnostic &d : diags.diagnostics())
+    messages.push_back(d.message);
+  CHECK(ok == messages.empty());
+  return messages;
+}
+
+Sharding onMesh(std::vector<DimSharding> dims, std::vector<AxisRef> replicated = {}) {
+  Sharding s;
+  s.meshName = "m";
+  s.dims = std::move(dims);
+  s.replicated = std::move(replicated);
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("verifier: negative priorities", "[verify]") {
+  DimSharding d = dim({full("a")});
+  d.priority = -1;
+  CHECK(verifyDecl(onMesh({d}), {8}) ==
+        std::vector<std::string>{"dim 0 - priority must be non-negative: p-1"});
+}
+
+TEST_CASE("verifier: sub-axis pre-size below 1", "[verify]") {
+  CHECK(verifyDecl(onMesh({dim({sub("a", 0, 2)})}), {8}) ==
+        std::vector<std::string>{"sub-axis pre-size must be at least 1: \"a\":(0)2"});
+  CHECK(verifyDecl(onMesh({dim({sub("a", -1, 2)})}), {8}) ==
+        std::vector<std::string>{"sub-axis pre-size must be at least 1: \"a\":(-1)2"});
+}
+
+TEST_CASE("verifier: legal shardings give no diagnostics", "[verify]") {
+  CHECK(verifyDecl(onMesh({dim({full("a")}), dim({})}, {full("b")}), {7, 3}).empty());
+  CHECK(verifyDecl(onMesh({dim({sub("a", 1, 2), sub("a", 4, 2)})}, {sub("a", 2, 2)}), {8}).empty());
 }
