@@ -67,13 +67,12 @@ int runDriver(const DriverOptions &options) {
   if (std::optional<NotText> bad = findNonText(*text)) {
     // Show the text before the bad byte, with the caret just after it.
     const SourceFile &prefix = files.emplace_back(name, text->substr(0, bad->offset));
-    reporter.error(endOf(prefix),
-                   "file is not text (" + bad->reason + ")");
+    reporter.error(endOf(prefix), "file is not text (" + bad->reason + ")");
     return 1;
   }
 
-  std::vector<Chunk> chunks = options.splitInputFile ? splitInput(*text)
-                                                     : std::vector<Chunk>{{*text, 1}};
+  std::vector<Chunk> chunks =
+      options.splitInputFile ? splitInput(*text) : std::vector<Chunk>{{*text, 1}};
   bool failed = false;
   std::string output;
   size_t printed = 0;

@@ -9,9 +9,9 @@
 namespace shardc {
 
 struct DriverOptions {
-  std::string input = "-";  ///< the source file; "-" = stdin
-  std::string output = "-"; ///< where --emit writes; "-" = stdout
-  std::string emit;         ///< one of emitKinds(); empty = print nothing
+  std::string input = "-";        ///< the source file; "-" = stdin
+  std::string output = "-";       ///< where --emit writes; "-" = stdout
+  std::string emit;               ///< one of emitKinds(); empty = print nothing
   bool verifyDiagnostics = false; ///< match diagnostics against expected-* comments
   bool splitInputFile = false;    ///< treat each `// -----` chunk as a file of its own
   bool json = false;              ///< diagnostics as LSP JSON instead of text

@@ -16,8 +16,8 @@ std::optional<std::string> readSource(const std::string &path, std::string &erro
   const bool isStdin = path == "-";
   int fd = isStdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   auto fail = [&](int err) -> std::optional<std::string> {
-    error = fmt::format("cannot {} '{}': {}", isStdin ? "read" : "open",
-                        isStdin ? "<stdin>" : path, std::strerror(err));
+    error = fmt::format("cannot {} '{}': {}", isStdin ? "read" : "open", isStdin ? "<stdin>" : path,
+                        std::strerror(err));
     if (!isStdin && fd >= 0)
       ::close(fd);
     return std::nullopt;
@@ -88,8 +88,7 @@ namespace {
 
 bool isSplitMarker(std::string_view line) {
   size_t start = line.find_first_not_of(" \t");
-  return start != std::string_view::npos &&
-         line.substr(start, kSplitMarker.size()) == kSplitMarker;
+  return start != std::string_view::npos && line.substr(start, kSplitMarker.size()) == kSplitMarker;
 }
 
 } // namespace

@@ -57,8 +57,8 @@ std::vector<Expectation> parseExpectations(const SourceFile &file, DiagnosticEng
       // Prose such as "(an expected-note)" is not a directive; a designator
       // or a message, even a malformed one, is.
       size_t next = line.find_first_not_of(" \t", pos);
-      if (next == std::string_view::npos || std::string_view("@{\"").find(line[next]) ==
-                                                std::string_view::npos)
+      if (next == std::string_view::npos ||
+          std::string_view("@{\"").find(line[next]) == std::string_view::npos)
         severity.reset();
     }
     if (!severity) { // not a directive line
@@ -69,8 +69,7 @@ std::vector<Expectation> parseExpectations(const SourceFile &file, DiagnosticEng
       continue;
     }
 
-    Loc loc{&file, lineNo, static_cast<int>(start) + 1,
-            static_cast<int>(line.size() - start)};
+    Loc loc{&file, lineNo, static_cast<int>(start) + 1, static_cast<int>(line.size() - start)};
     std::string directive = fmt::format("expected-{}", severityName(*severity));
     auto skipBlanks = [&] {
       while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t'))
@@ -116,9 +115,8 @@ std::vector<Expectation> parseExpectations(const SourceFile &file, DiagnosticEng
     expectations.push_back(std::move(e));
   }
   for (size_t index : forNextLine)
-    out.error(expectations[index].loc,
-              fmt::format("expected-{} - @below has no line below it",
-                          severityName(expectations[index].severity)));
+    out.error(expectations[index].loc, fmt::format("expected-{} - @below has no line below it",
+                                                   severityName(expectations[index].severity)));
   return expectations;
 }
 
@@ -143,9 +141,9 @@ void matchDiagnostic(const Diagnostic &d, std::vector<Expectation> &expectations
     match->matched = true;
   } else if (nearMiss) {
     nearMiss->matched = true; // reported here, not again as "not produced"
-    out.error(nearMiss->loc, fmt::format("'{}' diagnostic emitted when expecting a '{}': {}",
-                                         severityName(d.severity),
-                                         severityName(nearMiss->severity), d.message));
+    out.error(nearMiss->loc,
+              fmt::format("'{}' diagnostic emitted when expecting a '{}': {}",
+                          severityName(d.severity), severityName(nearMiss->severity), d.message));
   } else {
     out.error(loc, fmt::format("unexpected {}: {}", severityName(d.severity), d.message));
   }
@@ -169,8 +167,8 @@ bool verifyDiagnostics(const SourceFile &file, const std::deque<Diagnostic> &pro
   }
   for (const Expectation &e : expectations)
     if (!e.matched)
-      out.error(e.loc, fmt::format("expected {} \"{}\" was not produced",
-                                   severityName(e.severity), e.text));
+      out.error(e.loc, fmt::format("expected {} \"{}\" was not produced", severityName(e.severity),
+                                   e.text));
   return out.errorCount() == errorsBefore;
 }
 

@@ -43,9 +43,8 @@ bool defaultColor() {
   return ::isatty(STDERR_FILENO) && !(noColor && *noColor);
 }
 
-} // namespace
-
-int main(int argc, char **argv) {
+/// Parses the command line and runs the driver; returns the exit code.
+int run(int argc, char **argv) {
   shardc::DriverOptions options;
   bool verifyOnly = false;
   bool listPassesFlag = false;
@@ -58,24 +57,24 @@ int main(int argc, char **argv) {
   app.add_option("FILE", options.input, "the .shd source file ('-' reads stdin)");
   CLI::Option *verifyOnlyOpt = app.add_flag(
       "--verify-only", verifyOnly, "parse, type-check and verify; print nothing on success");
-  CLI::Option *emitOpt =
-      app.add_option("--emit", options.emit, "print the program after a stage")
-          ->check(CLI::IsMember(shardc::emitKinds()));
+  CLI::Option *emitOpt = app.add_option("--emit", options.emit, "print the program after a stage")
+                             ->check(CLI::IsMember(shardc::emitKinds()));
   CLI::Option *outputOpt =
       app.add_option("-o", options.output, "where --emit writes ('-' = stdout, the default)");
-  CLI::Option *verifyDiagsOpt = app.add_flag(
-      "--verify-diagnostics", options.verifyDiagnostics,
-      "check diagnostics against the file's `// expected-error {{...}}` comments");
+  CLI::Option *verifyDiagsOpt =
+      app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
+                   "check diagnostics against the file's `// expected-error {{...}}` comments");
   app.add_flag("--split-input-file", options.splitInputFile,
                "compile each `// -----` chunk of the file on its own");
   app.add_flag("--list-passes", listPassesFlag, "list the passes in pipeline order, then exit");
-  CLI::Option *colorOpt = app.add_flag(
-      "--color,!--no-color", color,
-      "colour diagnostics (default: when stderr is a terminal and NO_COLOR is unset)");
+  CLI::Option *colorOpt =
+      app.add_flag("--color,!--no-color", color,
+                   "colour diagnostics (default: when stderr is a terminal and NO_COLOR is unset)");
   app.add_option("--diagnostics-format", format, "how diagnostics are printed")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  app.add_option("--error-limit", options.errorLimit, "stop reporting after N errors (0 = no limit)")
+  app.add_option("--error-limit", options.errorLimit,
+                 "stop reporting after N errors (0 = no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
@@ -102,8 +101,14 @@ int main(int argc, char **argv) {
 
   options.color = colorOpt->count() > 0 ? color : defaultColor();
   options.json = format == "json";
+  return shardc::runDriver(options);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
   try {
-    return shardc::runDriver(options);
+    return run(argc, argv);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "shardc: internal error: %s\n", e.what());
     return 3;

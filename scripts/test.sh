@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The test command (README): installs what is missing, then builds and tests
+# shardc twice:
+#   build/       RelWithDebInfo with the default compiler: unit tests and lit
+#   build-asan/  clang-14 with AddressSanitizer, LeakSanitizer and
+#                UndefinedBehaviorSanitizer: unit tests and lit again, plus a
+#                bounded libFuzzer run over the parser and the checks
+# Usage: scripts/test.sh [--no-sanitizers]   (the second half is skipped)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitizers=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitizers) sanitizers=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitizers]" >&2; exit 2 ;;
+  esac
+done
+
+jobs=2
+step() { printf '\n==> %s\n' "$*"; }
+start=$SECONDS
+
+step "setup"
+scripts/setup.sh
+
+step "build/: configure and build (RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+step "build/: ctest"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+if ((sanitizers)); then
+  step "build-asan/: configure and build (clang-14, ASan + LSan + UBSan, libFuzzer)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
+        -DSHARDC_SANITIZE=ON -DSHARDC_FUZZ=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+
+  step "build-asan/: ctest (unit, lit, fuzz_parser)"
+  # Every report is fatal; leaks are checked at exit of every process.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  export LSAN_OPTIONS=report_objects=1
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+fi
+
+step "all tests passed in $((SECONDS - start)) s"
