@@ -201,8 +201,8 @@ AxisRef IRBuilder::buildAxisRef(P::AxisRefContext *ctx) {
   ref.name = unquote(ctx->STRING()->getText());
   ref.loc = loc(ctx);
   if (ctx->pre) {
-    // A pre-size or size of 0 is kept (and rejected by the verifier), so
-    // the sub-axis stays a sub-axis in the IR.
+    // A pre-size below 1 is reported here and replaced by 1, so the IR
+    // keeps a sub-axis (preSize > 0) and the verifier sees no second error.
     ref.preSize = parseInt(ctx->pre).value_or(0);
     ref.size = parseInt(ctx->size).value_or(0);
     if (ref.preSize <= 0) {
@@ -769,9 +769,29 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
   lexer.removeErrorListeners();
   lexer.addErrorListener(&listener);
   parser.removeErrorListeners();
-  parser.addErrorListener(&listener);
 
-  P::ModuleContext *tree = parser.module();
+  // Two stages (ANTLR's recommended practice): the fast SLL prediction mode
+  // with bail-out parses every valid file; only a file it rejects is parsed
+  // again in full LL mode, which also gives the exact error positions.
+  P::ModuleContext *tree = nullptr;
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::SLL);
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  try {
+    tree = parser.module();
+  } catch (const antlr4::ParseCancellationException &) {
+    tree = nullptr;
+  }
+  if (!tree) {
+    // Tokens stay buffered, so lexer errors are not reported twice.
+    tokens.seek(0);
+    parser.reset();
+    parser.addErrorListener(&listener);
+    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
+    tree = parser.module();
+  }
   if (listener.errorCount() > 0)
     return nullptr;
 

@@ -131,8 +131,13 @@ opExpr
         KW_OUT_SHARDINGS '=' shardingList
         KW_MANUAL_AXES '=' axisSet
         '(' (param (',' param)*)? ')' block                                        # manualOp
-  | IDENT (VALUE (',' VALUE)*)? attrDict?                                          # genericOp
+  | IDENT VALUE (',' VALUE)* attrDict?                                             # genericOp
+  | IDENT attrDict                                                                 # genericOp
   ;
+// An op without operands writes its attributes, even as `{}`: with the
+// operand list optional, `%r = neg` followed by a top-level `%a : T` would be
+// ambiguous with `%r = neg %a : T`, and ANTLR's prediction would look ahead
+// to the end of the file at every statement.
 
 shardingList : '[' (sharding (',' sharding)*)? ']' ;
 
