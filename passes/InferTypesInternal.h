@@ -11,6 +11,7 @@
 #include "ir/IR.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,12 +20,18 @@ namespace shardc::infer_types {
 
 /// State shared by the rules while one module is walked.
 struct InferContext {
+  InferContext(Module &module, DiagnosticEngine &diags)
+      : module(module), diags(diags) {}
+
   Module &module;
   DiagnosticEngine &diags;
   /// Inside a manual_computation: its mesh, which its collectives name their
   /// axes in (null when the mesh is unknown: the verifier reports that).
   bool insideManual = false;
   const Mesh *manualMesh = nullptr;
+  /// Declarations without a type (`%v : sharding<...>`) already reported as
+  /// an operand, so that each is reported once.
+  std::set<const Value *> reportedUntyped;
   bool failed = false;
 
   DiagnosticEngine::Builder error(Loc loc, std::string message) {

@@ -198,11 +198,26 @@ void setResultType(Value &result, const TensorType &inferred,
 
 namespace {
 
-bool operandsKnown(const Op &op) {
-  for (const Value *operand : op.operands)
-    if (!operand || !operand->typeKnown)
-      return false;
-  return true;
+/// Whether every operand has a type. An op result without one had its error
+/// reported already; a seed-style declaration with only a sharding
+/// (`%v : sharding<...>`) is reported here, at its first use.
+bool operandsKnown(const Op &op, InferContext &ctx) {
+  bool known = true;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Value *operand = op.operands[i];
+    if (operand && operand->typeKnown)
+      continue;
+    known = false;
+    if (!operand || !operand->isParameter() || !ctx.reportedUntyped.insert(operand).second)
+      continue;
+    ctx.error(operandLoc(op, i), fmt::format("{} - operand {} has no type: %{}",
+                                             op.name(), i, operand->name))
+        .note(operand->loc, fmt::format("%{} is declared here with a sharding only; "
+                                        "write its type too: %{} : sharding<...> : "
+                                        "tensor<...>",
+                                        operand->name, operand->name));
+  }
+  return known;
 }
 
 /// MLIR's functional form `(T1, T2) -> T3` writes the operand types too.
@@ -256,13 +271,13 @@ void inferOp(Op &op, InferContext &ctx) {
   for (auto &result : op.results)
     result->typeKnown = false;
   if (op.kind == OpKind::ManualComputation) {
-    if (operandsKnown(op))
+    if (operandsKnown(op, ctx))
       checkWrittenOperandTypes(op, ctx);
     inferManualComputation(op, ctx);
     return;
   }
-  if (!operandsKnown(op))
-    return; // the builder (or an earlier rule) already reported why
+  if (!operandsKnown(op, ctx))
+    return;
   checkWrittenOperandTypes(op, ctx);
   if (op.results.size() != 1) {
     ctx.error(op.loc, fmt::format("{} - wrong number of results: {} != 1",
@@ -345,7 +360,7 @@ void inferBlock(Block &block, InferContext &ctx) {
 
 bool inferTypes(Module &module, DiagnosticEngine &diags) {
   using namespace infer_types;
-  InferContext ctx{module, diags};
+  InferContext ctx(module, diags);
   for (auto &func : module.functions) {
     inferBlock(func->body, ctx);
     checkFunctionResults(*func, ctx);

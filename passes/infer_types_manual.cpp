@@ -10,6 +10,7 @@
 //
 // Unknown meshes and axes in shardings and rank mismatches are the verifier's
 // to report; here they only stop inference, silently.
+#include "ir/Printer.h"
 #include "passes/InferTypesInternal.h"
 
 #include <fmt/format.h>
@@ -70,7 +71,9 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
                 fmt::format("manual_computation - operand {} dim {} isn't divisible "
                             "by its manual shard count: {} vs {}",
                             i, d, local.shape[d], count))
-          .note(sharding.loc, fmt::format("in_sharding {} is here", i));
+          .note(sharding.dims[d].loc.known() ? sharding.dims[d].loc : sharding.loc,
+                fmt::format("dim {} is split {} ways by the manual axes here", d,
+                            count));
       return;
     }
     local.shape[d] /= count;
@@ -110,7 +113,7 @@ void inferManualComputation(Op &op, InferContext &ctx) {
     reportCount(ctx, attrLoc(op, "in_shardings"), "in_shardings and operands",
                 ins->shardings.size(), operands);
   else if (body->args.size() != operands)
-    reportCount(ctx, body->loc.known() ? body->loc : op.loc,
+    reportCount(ctx, body->args.size() > operands ? body->args[operands]->loc : op.loc,
                 "body arguments and operands", body->args.size(), operands);
   else if (ins && axes)
     for (size_t i = 0; i < operands; ++i)
@@ -249,8 +252,8 @@ bool checkPairs(const Op &op, InferContext &ctx) {
     if (ids && ids->size() == 2)
       continue;
     ctx.error(pair.loc.known() ? pair.loc : attrLoc(op, "pairs"),
-              "collective_permute - pairs must be [source, target] lists of two "
-              "integers: got another attribute");
+              fmt::format("collective_permute - each pair must be [source, target]: {}",
+                          printAttribute(pair)));
     return false;
   }
   return true;
