@@ -45,8 +45,12 @@ struct InferContext {
 /// Infers the result types of every op of `block`, in order, recursing into
 /// manual_computation bodies, then checks types written on its `return`.
 void inferBlock(Block &block, InferContext &ctx);
+/// Checks a written result type against the inferred one and records the
+/// inferred type on the result; a type of more than 2^62 elements is an
+/// error instead.
+void setResultType(Value &result, const TensorType &inferred, InferContext &ctx);
 
-// ---- helpers (infer_types.cpp) -----------------------------------------------
+// ---- locations and attributes (infer_types_attributes.cpp) --------------------
 
 /// Where operand `i` is written; the op name when unknown.
 Loc operandLoc(const Op &op, size_t i);
@@ -77,6 +81,8 @@ const Attribute *requireAttr(const Op &op, InferContext &ctx,
 /// constant, ...); reports `result type required` when there is none.
 const TensorType *requireWrittenType(const Op &op, InferContext &ctx);
 
+// ---- type helpers (infer_types.cpp) ---------------------------------------------
+
 /// Reports `<op> - element type must be <what>: <dtype>` unless `ok`.
 bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype,
                       bool ok, const char *what);
@@ -86,6 +92,11 @@ inline bool isNumeric(DType t) { return isFloat(t) || isInteger(t); }
 /// value (1.5 does not fit i32; 2 does not fit i1; true fits only i1).
 bool scalarFits(const Scalar &value, DType dtype);
 std::string formatScalar(const Scalar &value);
+
+/// Saturating dim arithmetic: INT64_MAX on overflow, which setResultType then
+/// rejects as too large (types are capped at 2^62 elements, as in Types.cpp).
+int64_t saturatingAdd(int64_t a, int64_t b);
+int64_t saturatingMul(int64_t a, int64_t b);
 
 /// numpy broadcasting of two shapes (aligned from the right, equal or 1).
 std::optional<std::vector<int64_t>>
@@ -110,9 +121,5 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx);
 /// other rules it runs even when an operand type is unknown, so that errors
 /// inside the body are still found.
 void inferManualComputation(Op &op, InferContext &ctx);
-
-/// Checks a written result type against the inferred one and records the
-/// inferred type on the result.
-void setResultType(Value &result, const TensorType &inferred, InferContext &ctx);
 
 } // namespace shardc::infer_types

@@ -1,7 +1,8 @@
 // infer-types: gives every op result its tensor type and checks the types the
 // user wrote (results, MLIR functional-form operands, returns). The per-op
-// rules live in infer_types_<group>.cpp; this file walks the blocks and holds
-// the helpers they share.
+// rules live in infer_types_<group>.cpp, locations and attribute readers in
+// infer_types_attributes.cpp; this file walks the blocks and holds the type
+// helpers the rules share (element types, literals, broadcasting, sizes).
 //
 // Error policy: report as many independent errors as possible in one run, but
 // never the same mistake twice. A result whose type cannot be inferred stays
@@ -16,119 +17,7 @@
 namespace shardc {
 namespace infer_types {
 
-// ---- helpers -------------------------------------------------------------------
-
-Loc operandLoc(const Op &op, size_t i) {
-  if (i < op.operandLocs.size() && op.operandLocs[i].known())
-    return op.operandLocs[i];
-  return op.loc;
-}
-
-Loc attrLoc(const Op &op, std::string_view name) {
-  const NamedAttribute *attr = op.namedAttr(name);
-  if (!attr)
-    return op.loc;
-  if (attr->value.loc.known())
-    return attr->value.loc;
-  return attr->nameLoc.known() ? attr->nameLoc : op.loc;
-}
-
-Loc attrElementLoc(const Op &op, std::string_view name, size_t index) {
-  const Attribute *attr = op.attr(name);
-  if (attr && attr->kind == Attribute::Kind::List && index < attr->list.size() &&
-      attr->list[index].loc.known())
-    return attr->list[index].loc;
-  return attrLoc(op, name);
-}
-
-Loc writtenTypeLoc(const Op &op) {
-  const Value &result = *op.results.front();
-  return result.writtenTypeLoc.known() ? result.writtenTypeLoc : op.loc;
-}
-
-void noteDefinition(DiagnosticEngine::Builder &diag, const Value &value) {
-  diag.note(value.loc, fmt::format("%{} is defined here: {}", value.name,
-                                   value.type.str()));
-}
-
-std::string formatList(const std::vector<int64_t> &values) {
-  return fmt::format("[{}]", fmt::join(values, ", "));
-}
-
-const char *attrKindDescription(Attribute::Kind kind) {
-  switch (kind) {
-  case Attribute::Kind::Int: return "an integer";
-  case Attribute::Kind::Float: return "a float";
-  case Attribute::Kind::String: return "a string";
-  case Attribute::Kind::Bool: return "a bool";
-  case Attribute::Kind::List: return "a list";
-  case Attribute::Kind::AxisSet: return "an axis set";
-  case Attribute::Kind::Ident: return "a name";
-  case Attribute::Kind::Sharding: return "a sharding";
-  case Attribute::Kind::ShardingList: return "a list of shardings";
-  case Attribute::Kind::Dense: return "a dense literal";
-  }
-  return "an attribute";
-}
-
-namespace {
-
-// Reports the missing attribute; returns null.
-const Attribute *findOrReport(const Op &op, InferContext &ctx,
-                              std::string_view name) {
-  const Attribute *attr = op.attr(name);
-  if (!attr)
-    ctx.error(op.loc, fmt::format("{} - missing attribute: {}", op.name(), name));
-  return attr;
-}
-
-void reportKind(const Op &op, InferContext &ctx, std::string_view name,
-                const char *expected, const Attribute &attr) {
-  ctx.error(attrLoc(op, name),
-            fmt::format("{} - {} must be {}: got {}", op.name(), name, expected,
-                        attrKindDescription(attr.kind)));
-}
-
-} // namespace
-
-const Attribute *requireAttr(const Op &op, InferContext &ctx,
-                             std::string_view name, Attribute::Kind kind) {
-  const Attribute *attr = findOrReport(op, ctx, name);
-  if (attr && attr->kind != kind) {
-    reportKind(op, ctx, name, attrKindDescription(kind), *attr);
-    return nullptr;
-  }
-  return attr;
-}
-
-std::optional<int64_t> requireInt(const Op &op, InferContext &ctx,
-                                  std::string_view name) {
-  const Attribute *attr = requireAttr(op, ctx, name, Attribute::Kind::Int);
-  if (!attr)
-    return std::nullopt;
-  return attr->i;
-}
-
-std::optional<std::vector<int64_t>> requireIntList(const Op &op,
-                                                   InferContext &ctx,
-                                                   std::string_view name) {
-  const Attribute *attr = findOrReport(op, ctx, name);
-  if (!attr)
-    return std::nullopt;
-  std::optional<std::vector<int64_t>> values = attr->intList();
-  if (!values)
-    reportKind(op, ctx, name, "a list of integers", *attr);
-  return values;
-}
-
-const TensorType *requireWrittenType(const Op &op, InferContext &ctx) {
-  const Value &result = *op.results.front();
-  if (result.writtenType)
-    return &*result.writtenType;
-  ctx.error(op.loc, fmt::format("{} - result type required: write ': tensor<...>'",
-                                op.name()));
-  return nullptr;
-}
+// ---- type helpers ----------------------------------------------------------------
 
 bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype,
                       bool ok, const char *what) {
@@ -164,6 +53,16 @@ std::string formatScalar(const Scalar &value) {
   return std::to_string(value.i);
 }
 
+int64_t saturatingAdd(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
+}
+
 std::optional<std::vector<int64_t>>
 broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   const std::vector<int64_t> &longer = a.size() >= b.size() ? a : b;
@@ -181,8 +80,31 @@ broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   return result;
 }
 
+namespace {
+
+// The cap of parseTensorType: every later stage may multiply dims freely.
+constexpr int64_t kMaxElements = int64_t(1) << 62;
+
+bool tooLarge(const TensorType &type) {
+  int64_t elements = 1;
+  bool huge = false;
+  for (int64_t d : type.shape) {
+    huge = huge || d > kMaxElements;
+    elements = saturatingMul(elements, d);
+  }
+  return huge || elements > kMaxElements;
+}
+
+} // namespace
+
 void setResultType(Value &result, const TensorType &inferred,
                    InferContext &ctx) {
+  if (tooLarge(inferred)) {
+    Loc loc = result.definingOp ? result.definingOp->loc : result.loc;
+    ctx.error(loc, fmt::format("{} - result type is too large: more than 2^62 elements",
+                               result.definingOp ? result.definingOp->name() : "op"));
+    return;
+  }
   // On a mismatch the inferred type wins: it is what the op computes, so the
   // ops after this one are checked against reality, not against the typo.
   if (result.writtenType && *result.writtenType != inferred) {
@@ -314,14 +236,15 @@ void checkReturnTypes(const Block &block, InferContext &ctx) {
 void checkFunctionResults(Function &func, InferContext &ctx) {
   Block &body = func.body;
   if (!func.resultsWritten) {
-    func.results.clear();
+    std::vector<ResultSpec> results;
     for (size_t i = 0; i < body.returned.size(); ++i) {
       const Value *value = body.returned[i];
       if (!value || !value->typeKnown)
         return; // reported where the value was defined
       Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
-      func.results.push_back(ResultSpec{value->type, std::nullopt, loc});
+      results.push_back(ResultSpec{value->type, std::nullopt, loc});
     }
+    func.results = std::move(results);
     return;
   }
   if (!body.hasReturn)

@@ -45,7 +45,7 @@ manualShardCounts(const Sharding &sharding, size_t rank, const Module &module,
       std::optional<int64_t> size = axisSize(axis, *mesh);
       if (!size)
         return std::nullopt;
-      count *= *size;
+      count = saturatingMul(count, *size);
     }
     counts.push_back(count);
   }
@@ -158,7 +158,7 @@ void inferManualComputation(Op &op, InferContext &ctx) {
       continue;
     TensorType global = local->type;
     for (size_t d = 0; d < global.rank(); ++d)
-      global.shape[d] *= (*counts)[d];
+      global.shape[d] = saturatingMul(global.shape[d], (*counts)[d]);
     setResultType(*op.results[i], global, ctx);
   }
 }
@@ -212,7 +212,7 @@ std::optional<int64_t> collectiveShards(const Op &op, InferContext &ctx) {
     std::optional<int64_t> size = axisSize(axis, *mesh);
     if (!size)
       return std::nullopt; // unknown axis: the verifier reports it
-    shards *= *size;
+    shards = saturatingMul(shards, *size);
   }
   return shards;
 }
@@ -316,7 +316,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     if (!dim || !shards)
       return std::nullopt;
     if (op.kind == OpKind::AllGather) {
-      type.shape[*dim] *= *shards;
+      type.shape[*dim] = saturatingMul(type.shape[*dim], *shards);
       return type;
     }
     return divide(op, ctx, type, *dim, *shards) ? std::optional<TensorType>(type)
@@ -328,7 +328,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     std::optional<int64_t> shards = collectiveShards(op, ctx);
     if (!split || !concat || !shards || !divide(op, ctx, type, *split, *shards))
       return std::nullopt;
-    type.shape[*concat] *= *shards;
+    type.shape[*concat] = saturatingMul(type.shape[*concat], *shards);
     return type;
   }
   default:

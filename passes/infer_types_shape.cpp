@@ -146,7 +146,7 @@ std::optional<TensorType> inferConcat(Op &op, InferContext &ctx) {
                             d, type.shape[d], first.shape[d]));
       return std::nullopt;
     }
-    result.shape[*dim] += type.shape[*dim];
+    result.shape[*dim] = saturatingAdd(result.shape[*dim], type.shape[*dim]);
   }
   return result;
 }
@@ -174,7 +174,8 @@ std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
                 fmt::format("slice - stride must be positive on dim {}: {}", d, step));
       return std::nullopt;
     }
-    result.shape.push_back((hi - lo + step - 1) / step);
+    // ceil((hi - lo) / step), without overflowing for a huge stride
+    result.shape.push_back((hi - lo) / step + ((hi - lo) % step != 0));
   }
   return result;
 }
@@ -219,7 +220,8 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
           .note(Loc{}, "use slice to drop elements");
       return std::nullopt;
     }
-    result.shape.push_back((*low)[d] + input.shape[d] + (*high)[d]);
+    result.shape.push_back(
+        saturatingAdd(saturatingAdd((*low)[d], input.shape[d]), (*high)[d]));
   }
   return result;
 }
