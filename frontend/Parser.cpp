@@ -92,12 +92,18 @@ private:
   Value *addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a);
   void buildStatement(const std::vector<antlr4::tree::TerminalNode *> &resultNames,
                       P::OpExprContext *expr, TypeSpec typeSpec, Block &block);
+  /// Looks a value up; null (after reporting) when it is not defined, and
+  /// null silently when its statement failed to build.
   Value *lookup(antlr4::tree::TerminalNode *name);
+  /// Marks the results of a statement that was not built: uses of them are
+  /// silently null, so one mistake gives one error.
+  void poison(const std::vector<antlr4::tree::TerminalNode *> &names);
   void define(Value *value);
   void addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
   void applyTypeSpec(Op &op, TypeSpec spec);
   void applySdyShardings(Op &op, std::vector<NamedAttribute> &attrs);
-  void checkOperandCount(Op &op);
+  /// Reports a wrong operand count; false when it is wrong.
+  bool checkOperandCount(Op &op);
 
   const SourceFile &file_;
   DiagnosticEngine &diags_;
@@ -437,12 +443,18 @@ void IRBuilder::define(Value *value) {
   for (auto &scope : scopes_) {
     auto it = scope.find(value->name);
     if (it != scope.end()) {
-      diags_.error(value->loc, fmt::format("redefinition of value %{}", value->name))
-          .note(it->second->loc, "previous definition is here");
+      auto diag = diags_.error(value->loc, fmt::format("redefinition of value %{}", value->name));
+      if (it->second)
+        diag.note(it->second->loc, "previous definition is here");
       return;
     }
   }
   scopes_.back()[value->name] = value;
+}
+
+void IRBuilder::poison(const std::vector<antlr4::tree::TerminalNode *> &names) {
+  for (antlr4::tree::TerminalNode *name : names)
+    scopes_.back().emplace(name->getText().substr(1), nullptr);
 }
 
 Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
@@ -463,7 +475,8 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   std::vector<std::string> candidates;
   for (auto &scope : scopes_)
     for (auto &[k, v] : scope)
-      candidates.push_back(k);
+      if (v)
+        candidates.push_back(k);
   auto builder = diags_.error(loc(name), fmt::format("use of undefined value %{}", n));
   std::string guess = closestMatch(n, candidates);
   if (!guess.empty())
@@ -532,11 +545,11 @@ void IRBuilder::addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode
   }
 }
 
-void IRBuilder::checkOperandCount(Op &op) {
+bool IRBuilder::checkOperandCount(Op &op) {
   const OpInfo &info = opInfo(op.kind);
   int n = static_cast<int>(op.operands.size());
   if (n >= info.minOperands && (info.maxOperands < 0 || n <= info.maxOperands))
-    return;
+    return true;
   std::string expected =
       info.maxOperands < 0 ? fmt::format("at least {}", info.minOperands)
       : info.minOperands == info.maxOperands ? std::to_string(info.minOperands)
@@ -544,6 +557,7 @@ void IRBuilder::checkOperandCount(Op &op) {
                                                            info.maxOperands);
   diags_.error(op.loc, fmt::format("{} - expected {} operand{}, got {}", info.name, expected,
                                    expected == "1" ? "" : "s", n));
+  return false;
 }
 
 void IRBuilder::applyTypeSpec(Op &op, TypeSpec spec) {
@@ -689,6 +703,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
       std::string guess = closestMatch(name, names);
       if (!guess.empty())
         b.note(Loc{}, fmt::format("did you mean {}?", guess));
+      poison(resultNames);
       return;
     }
     op->kind = *kind;
@@ -698,13 +713,26 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
       diags_.error(op->loc, fmt::format("{} - written in its own form, see the language "
                                         "reference",
                                         name));
+      poison(resultNames);
       return;
     }
     addOperands(*op, g->VALUE());
     attrDict = g->attrDict();
   }
 
-  checkOperandCount(*op);
+  // An op with the wrong number of operands or results is not added: every
+  // op in the IR has the shape its kind promises, so passes can index
+  // operands freely.
+  bool wellFormed = checkOperandCount(*op);
+  if (op->kind != OpKind::ManualComputation && resultNames.size() != 1) {
+    diags_.error(loc(resultNames[1]),
+                 fmt::format("{} - has one result, {} written", op->name(), resultNames.size()));
+    wellFormed = false;
+  }
+  if (!wellFormed) {
+    poison(resultNames);
+    return;
+  }
   // Results: one per written name.
   for (antlr4::tree::TerminalNode *name : resultNames) {
     auto r = std::make_unique<Value>();
@@ -715,9 +743,6 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     r->typeKnown = false;
     op->results.push_back(std::move(r));
   }
-  if (op->kind != OpKind::ManualComputation && op->results.size() != 1)
-    diags_.error(op->results[1]->loc,
-                 fmt::format("{} - has one result, {} written", op->name(), op->results.size()));
   if (attrDict) {
     std::vector<NamedAttribute> attrs = buildAttrDict(attrDict);
     applySdyShardings(*op, attrs);

@@ -178,8 +178,11 @@ std::string renderJson(const std::deque<Diagnostic> &diags) {
     if (!d.notes.empty()) {
       nlohmann::json related = nlohmann::json::array();
       for (const Diagnostic &n : d.notes) {
-        nlohmann::json loc = {{"range", lspRange(n.loc)}};
-        loc["uri"] = n.loc.file ? n.loc.file->name() : "";
+        // A note without a place of its own ("did you mean ...") belongs to
+        // the diagnostic's place: LSP needs a location for every note.
+        const Loc &at = n.loc.known() ? n.loc : d.loc;
+        nlohmann::json loc = {{"range", lspRange(at)}};
+        loc["uri"] = at.file ? at.file->name() : "";
         related.push_back({{"location", loc}, {"message", n.message}});
       }
       j["relatedInformation"] = related;

@@ -54,20 +54,23 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
                                 std::string_view emit) {
   const char *lastStage = emit.empty() ? nullptr : findEmitKind(emit).lastStage;
 
-  // 1. parse: text -> IR. The passes assume a well-formed IR, so syntax and
-  //    name errors end the run here (the parser has already recovered and
-  //    reported as many as it could).
+  // 1. parse: text -> IR. A syntax error ends the run here (the parser has
+  //    recovered and reported as many as it could). Name errors do not: the
+  //    builder leaves out what it could not build, so the IR stays well
+  //    formed and the checks below still find every independent mistake.
   std::unique_ptr<Module> module = parseModule(file, diags);
-  if (!module || diags.hasErrors())
+  if (!module)
     return nullptr;
 
-  // 2. the passes, in order; each one relies on the previous having succeeded.
+  // 2. the checking passes, in order. They skip what an earlier error left
+  //    without a type, so all of them run and one run reports everything.
   for (const Stage &stage : kStages) {
-    if (!stage.run(*module, diags) || diags.hasErrors())
-      return nullptr;
+    stage.run(*module, diags);
     if (lastStage && std::string_view(lastStage) == stage.name)
       break;
   }
+  if (diags.hasErrors())
+    return nullptr;
   return module;
 }
 
