@@ -20,8 +20,7 @@ namespace shardc::infer_types {
 
 /// State shared by the rules while one module is walked.
 struct InferContext {
-  InferContext(Module &module, DiagnosticEngine &diags)
-      : module(module), diags(diags) {}
+  InferContext(Module &module, DiagnosticEngine &diags) : module(module), diags(diags) {}
 
   Module &module;
   DiagnosticEngine &diags;
@@ -69,13 +68,11 @@ const char *attrKindDescription(Attribute::Kind kind);
 
 /// Required attributes: report `<op> - missing attribute: <name>` or a wrong
 /// kind and return nullopt.
-std::optional<int64_t> requireInt(const Op &op, InferContext &ctx,
-                                  std::string_view name);
-std::optional<std::vector<int64_t>> requireIntList(const Op &op,
-                                                   InferContext &ctx,
+std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, std::string_view name);
+std::optional<std::vector<int64_t>> requireIntList(const Op &op, InferContext &ctx,
                                                    std::string_view name);
-const Attribute *requireAttr(const Op &op, InferContext &ctx,
-                             std::string_view name, Attribute::Kind kind);
+const Attribute *requireAttr(const Op &op, InferContext &ctx, std::string_view name,
+                             Attribute::Kind kind);
 
 /// The written result type for the ops that cannot infer one (reshape,
 /// constant, ...); reports `result type required` when there is none.
@@ -84,8 +81,8 @@ const TensorType *requireWrittenType(const Op &op, InferContext &ctx);
 // ---- type helpers (infer_types.cpp) ---------------------------------------------
 
 /// Reports `<op> - element type must be <what>: <dtype>` unless `ok`.
-bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype,
-                      bool ok, const char *what);
+bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype, bool ok,
+                      const char *what);
 inline bool isNumeric(DType t) { return isFloat(t) || isInteger(t); }
 
 /// Whether a literal element can be stored in `dtype` without changing its
@@ -99,8 +96,8 @@ int64_t saturatingAdd(int64_t a, int64_t b);
 int64_t saturatingMul(int64_t a, int64_t b);
 
 /// numpy broadcasting of two shapes (aligned from the right, equal or 1).
-std::optional<std::vector<int64_t>>
-broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b);
+std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
+                                                    const std::vector<int64_t> &b);
 
 // ---- rules, one per op group ---------------------------------------------------
 

@@ -19,11 +19,11 @@ namespace infer_types {
 
 // ---- type helpers ----------------------------------------------------------------
 
-bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype,
-                      bool ok, const char *what) {
+bool checkElementType(const Op &op, InferContext &ctx, Loc loc, DType dtype, bool ok,
+                      const char *what) {
   if (!ok)
-    ctx.error(loc, fmt::format("{} - element type must be {}: {}", op.name(),
-                               what, dtypeName(dtype)));
+    ctx.error(loc,
+              fmt::format("{} - element type must be {}: {}", op.name(), what, dtypeName(dtype)));
   return ok;
 }
 
@@ -63,8 +63,8 @@ int64_t saturatingMul(int64_t a, int64_t b) {
   return __builtin_mul_overflow(a, b, &product) ? INT64_MAX : product;
 }
 
-std::optional<std::vector<int64_t>>
-broadcastShapes(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
+std::optional<std::vector<int64_t>> broadcastShapes(const std::vector<int64_t> &a,
+                                                    const std::vector<int64_t> &b) {
   const std::vector<int64_t> &longer = a.size() >= b.size() ? a : b;
   const std::vector<int64_t> &shorter = a.size() >= b.size() ? b : a;
   std::vector<int64_t> result = longer;
@@ -97,8 +97,7 @@ bool tooLarge(const TensorType &type) {
 
 } // namespace
 
-void setResultType(Value &result, const TensorType &inferred,
-                   InferContext &ctx) {
+void setResultType(Value &result, const TensorType &inferred, InferContext &ctx) {
   if (tooLarge(inferred)) {
     Loc loc = result.definingOp ? result.definingOp->loc : result.loc;
     ctx.error(loc, fmt::format("{} - result type is too large: more than 2^62 elements",
@@ -132,8 +131,8 @@ bool operandsKnown(const Op &op, InferContext &ctx) {
     known = false;
     if (!operand || !operand->isParameter() || !ctx.reportedUntyped.insert(operand).second)
       continue;
-    ctx.error(operandLoc(op, i), fmt::format("{} - operand {} has no type: %{}",
-                                             op.name(), i, operand->name))
+    ctx.error(operandLoc(op, i),
+              fmt::format("{} - operand {} has no type: %{}", op.name(), i, operand->name))
         .note(operand->loc, fmt::format("%{} is declared here with a sharding only; "
                                         "write its type too: %{} : sharding<...> : "
                                         "tensor<...>",
@@ -150,8 +149,7 @@ void checkWrittenOperandTypes(const Op &op, InferContext &ctx) {
   if (op.writtenOperandTypes.size() != op.operands.size()) {
     ctx.error(loc, fmt::format("{} - number of operand types doesn't match "
                                "operands: {} != {}",
-                               op.name(), op.writtenOperandTypes.size(),
-                               op.operands.size()));
+                               op.name(), op.writtenOperandTypes.size(), op.operands.size()));
     return;
   }
   for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -202,8 +200,8 @@ void inferOp(Op &op, InferContext &ctx) {
     return;
   checkWrittenOperandTypes(op, ctx);
   if (op.results.size() != 1) {
-    ctx.error(op.loc, fmt::format("{} - wrong number of results: {} != 1",
-                                  op.name(), op.results.size()));
+    ctx.error(op.loc,
+              fmt::format("{} - wrong number of results: {} != 1", op.name(), op.results.size()));
     return;
   }
   if (std::optional<TensorType> type = inferSingleResult(op, ctx))
@@ -250,10 +248,9 @@ void checkFunctionResults(Function &func, InferContext &ctx) {
   if (!body.hasReturn)
     return; // the builder reports a missing return
   if (body.returned.size() != func.results.size()) {
-    ctx.error(body.returnLoc,
-              fmt::format("return - number of values doesn't match function "
-                          "results: {} != {}",
-                          body.returned.size(), func.results.size()))
+    ctx.error(body.returnLoc, fmt::format("return - number of values doesn't match function "
+                                          "results: {} != {}",
+                                          body.returned.size(), func.results.size()))
         .note(func.loc, fmt::format("@{} is declared here", func.name));
     return;
   }

@@ -37,8 +37,7 @@ Loc writtenTypeLoc(const Op &op) {
 }
 
 void noteDefinition(DiagnosticEngine::Builder &diag, const Value &value) {
-  diag.note(value.loc, fmt::format("%{} is defined here: {}", value.name,
-                                   value.type.str()));
+  diag.note(value.loc, fmt::format("%{} is defined here: {}", value.name, value.type.str()));
 }
 
 std::string formatList(const std::vector<int64_t> &values) {
@@ -47,16 +46,26 @@ std::string formatList(const std::vector<int64_t> &values) {
 
 const char *attrKindDescription(Attribute::Kind kind) {
   switch (kind) {
-  case Attribute::Kind::Int: return "an integer";
-  case Attribute::Kind::Float: return "a float";
-  case Attribute::Kind::String: return "a string";
-  case Attribute::Kind::Bool: return "a bool";
-  case Attribute::Kind::List: return "a list";
-  case Attribute::Kind::AxisSet: return "an axis set";
-  case Attribute::Kind::Ident: return "a name";
-  case Attribute::Kind::Sharding: return "a sharding";
-  case Attribute::Kind::ShardingList: return "a list of shardings";
-  case Attribute::Kind::Dense: return "a dense literal";
+  case Attribute::Kind::Int:
+    return "an integer";
+  case Attribute::Kind::Float:
+    return "a float";
+  case Attribute::Kind::String:
+    return "a string";
+  case Attribute::Kind::Bool:
+    return "a bool";
+  case Attribute::Kind::List:
+    return "a list";
+  case Attribute::Kind::AxisSet:
+    return "an axis set";
+  case Attribute::Kind::Ident:
+    return "a name";
+  case Attribute::Kind::Sharding:
+    return "a sharding";
+  case Attribute::Kind::ShardingList:
+    return "a list of shardings";
+  case Attribute::Kind::Dense:
+    return "a dense literal";
   }
   return "an attribute";
 }
@@ -64,25 +73,23 @@ const char *attrKindDescription(Attribute::Kind kind) {
 namespace {
 
 // Reports the missing attribute; returns null.
-const Attribute *findOrReport(const Op &op, InferContext &ctx,
-                              std::string_view name) {
+const Attribute *findOrReport(const Op &op, InferContext &ctx, std::string_view name) {
   const Attribute *attr = op.attr(name);
   if (!attr)
     ctx.error(op.loc, fmt::format("{} - missing attribute: {}", op.name(), name));
   return attr;
 }
 
-void reportKind(const Op &op, InferContext &ctx, std::string_view name,
-                const char *expected, const Attribute &attr) {
-  ctx.error(attrLoc(op, name),
-            fmt::format("{} - {} must be {}: got {}", op.name(), name, expected,
-                        attrKindDescription(attr.kind)));
+void reportKind(const Op &op, InferContext &ctx, std::string_view name, const char *expected,
+                const Attribute &attr) {
+  ctx.error(attrLoc(op, name), fmt::format("{} - {} must be {}: got {}", op.name(), name, expected,
+                                           attrKindDescription(attr.kind)));
 }
 
 } // namespace
 
-const Attribute *requireAttr(const Op &op, InferContext &ctx,
-                             std::string_view name, Attribute::Kind kind) {
+const Attribute *requireAttr(const Op &op, InferContext &ctx, std::string_view name,
+                             Attribute::Kind kind) {
   const Attribute *attr = findOrReport(op, ctx, name);
   if (attr && attr->kind != kind) {
     reportKind(op, ctx, name, attrKindDescription(kind), *attr);
@@ -91,16 +98,14 @@ const Attribute *requireAttr(const Op &op, InferContext &ctx,
   return attr;
 }
 
-std::optional<int64_t> requireInt(const Op &op, InferContext &ctx,
-                                  std::string_view name) {
+std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, std::string_view name) {
   const Attribute *attr = requireAttr(op, ctx, name, Attribute::Kind::Int);
   if (!attr)
     return std::nullopt;
   return attr->i;
 }
 
-std::optional<std::vector<int64_t>> requireIntList(const Op &op,
-                                                   InferContext &ctx,
+std::optional<std::vector<int64_t>> requireIntList(const Op &op, InferContext &ctx,
                                                    std::string_view name) {
   const Attribute *attr = findOrReport(op, ctx, name);
   if (!attr)
@@ -115,8 +120,7 @@ const TensorType *requireWrittenType(const Op &op, InferContext &ctx) {
   const Value &result = *op.results.front();
   if (result.writtenType)
     return &*result.writtenType;
-  ctx.error(op.loc, fmt::format("{} - result type required: write ': tensor<...>'",
-                                op.name()));
+  ctx.error(op.loc, fmt::format("{} - result type required: write ': tensor<...>'", op.name()));
   return nullptr;
 }
 

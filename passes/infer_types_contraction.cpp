@@ -24,15 +24,14 @@ bool checkOperandDTypes(const Op &op, InferContext &ctx) {
   for (size_t i = 1; i < op.operands.size(); ++i) {
     DType other = op.operands[i]->type.dtype;
     if (other != dtype) {
-      auto diag = ctx.error(operandLoc(op, i),
-                            fmt::format("{} - operand element types differ: {} vs {}",
-                                        op.name(), dtypeName(dtype), dtypeName(other)));
+      auto diag =
+          ctx.error(operandLoc(op, i), fmt::format("{} - operand element types differ: {} vs {}",
+                                                   op.name(), dtypeName(dtype), dtypeName(other)));
       noteDefinition(diag, *op.operands[i]);
       return false;
     }
   }
-  return checkElementType(op, ctx, operandLoc(op, 0), dtype, isNumeric(dtype),
-                          "integer or float");
+  return checkElementType(op, ctx, operandLoc(op, 0), dtype, isNumeric(dtype), "integer or float");
 }
 
 std::optional<TensorType> inferMatmul(Op &op, InferContext &ctx) {
@@ -45,8 +44,7 @@ std::optional<TensorType> inferMatmul(Op &op, InferContext &ctx) {
     if (type.rank() >= 2)
       continue;
     ctx.error(operandLoc(op, i),
-              fmt::format("matmul - operand {} must have rank 2 or more: {}", i,
-                          type.str()))
+              fmt::format("matmul - operand {} must have rank 2 or more: {}", i, type.str()))
         .note(Loc{}, "reshape a vector to a 1xK or Kx1 matrix first");
     return std::nullopt;
   }
@@ -95,7 +93,7 @@ public:
       return std::nullopt;
     if (eq->inputs.size() != op_.operands.size()) {
       error(kWhole, fmt::format("einsum - number of terms doesn't match operands: {} != {}",
-                           eq->inputs.size(), op_.operands.size()));
+                                eq->inputs.size(), op_.operands.size()));
       return std::nullopt;
     }
     if (!checkOperandDTypes(op_, ctx_))
@@ -106,8 +104,8 @@ public:
       const TensorType &type = op_.operands[i]->type;
       if (term.size() != type.rank()) {
         error(eq->inputOffsets[i],
-              fmt::format("einsum - operand {} rank doesn't match term \"{}\": {} != {}",
-                          i, term, type.rank(), term.size()),
+              fmt::format("einsum - operand {} rank doesn't match term \"{}\": {} != {}", i, term,
+                          type.rank(), term.size()),
               term.size());
         return std::nullopt;
       }
@@ -121,8 +119,8 @@ public:
         auto [it, inserted] = sizes.emplace(label, type.shape[d]);
         if (!inserted && it->second != type.shape[d]) {
           error(eq->inputOffsets[i] + d,
-                fmt::format("einsum - label {} has inconsistent sizes: {} != {}",
-                            label, it->second, type.shape[d]));
+                fmt::format("einsum - label {} has inconsistent sizes: {} != {}", label, it->second,
+                            type.shape[d]));
           return std::nullopt;
         }
       }
@@ -131,8 +129,7 @@ public:
     for (size_t d = 0; d < eq->output.size(); ++d) {
       char label = eq->output[d];
       if (eq->output.find(label) != d) {
-        error(eq->outputOffset + d,
-              fmt::format("einsum - output label repeated: {}", label));
+        error(eq->outputOffset + d, fmt::format("einsum - output label repeated: {}", label));
         return std::nullopt;
       }
       auto it = sizes.find(label);
@@ -151,8 +148,7 @@ private:
   std::optional<Equation> parse() {
     size_t arrow = text_.find("->");
     if (arrow == std::string::npos) {
-      error(kWhole, fmt::format("einsum - equation needs an explicit output '->': \"{}\"",
-                           text_));
+      error(kWhole, fmt::format("einsum - equation needs an explicit output '->': \"{}\"", text_));
       return std::nullopt;
     }
     Equation eq;
@@ -188,8 +184,7 @@ private:
   }
 
   std::optional<Equation> badCharacter(size_t offset) {
-    error(offset, fmt::format("einsum - unexpected character in equation: '{}'",
-                              text_[offset]));
+    error(offset, fmt::format("einsum - unexpected character in equation: '{}'", text_[offset]));
     return std::nullopt;
   }
 
@@ -200,8 +195,8 @@ private:
   void error(size_t offset, std::string message, size_t length = 1) {
     Loc loc = loc_.known() ? loc_ : op_.loc;
     if (precise_ && offset != kWhole)
-      loc = loc_.shifted(1 + static_cast<int>(offset),
-                         static_cast<int>(std::max<size_t>(length, 1)));
+      loc =
+          loc_.shifted(1 + static_cast<int>(offset), static_cast<int>(std::max<size_t>(length, 1)));
     ctx_.error(loc, std::move(message));
   }
 
@@ -217,8 +212,7 @@ private:
 std::optional<TensorType> inferContraction(Op &op, InferContext &ctx) {
   if (op.kind == OpKind::Matmul)
     return inferMatmul(op, ctx);
-  const Attribute *equation =
-      requireAttr(op, ctx, "equation", Attribute::Kind::String);
+  const Attribute *equation = requireAttr(op, ctx, "equation", Attribute::Kind::String);
   if (!equation)
     return std::nullopt;
   return EinsumChecker(op, ctx, *equation).run();
@@ -246,9 +240,8 @@ std::optional<TensorType> inferReduction(Op &op, InferContext &ctx) {
   for (size_t i = 0; i < dims->size(); ++i) {
     int64_t dim = (*dims)[i];
     if (dim < 0 || dim >= static_cast<int64_t>(input.rank())) {
-      ctx.error(attrElementLoc(op, "dims", i),
-                fmt::format("{} - dims out of range: {} for rank {}", op.name(),
-                            dim, input.rank()));
+      ctx.error(attrElementLoc(op, "dims", i), fmt::format("{} - dims out of range: {} for rank {}",
+                                                           op.name(), dim, input.rank()));
       return std::nullopt;
     }
     if (!reduced.insert(dim).second) {

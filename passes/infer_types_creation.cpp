@@ -8,8 +8,7 @@
 namespace shardc::infer_types {
 namespace {
 
-std::optional<TensorType> inferConstant(Op &op, InferContext &ctx,
-                                        const TensorType &type) {
+std::optional<TensorType> inferConstant(Op &op, InferContext &ctx, const TensorType &type) {
   const Attribute *value = requireAttr(op, ctx, "value", Attribute::Kind::Dense);
   if (!value)
     return std::nullopt;
@@ -25,38 +24,35 @@ std::optional<TensorType> inferConstant(Op &op, InferContext &ctx,
   for (const Scalar &element : dense.elements) {
     if (scalarFits(element, type.dtype))
       continue;
-    ctx.error(loc, fmt::format("constant - element doesn't fit {}: {}",
-                               dtypeName(type.dtype), formatScalar(element)));
+    ctx.error(loc, fmt::format("constant - element doesn't fit {}: {}", dtypeName(type.dtype),
+                               formatScalar(element)));
     return std::nullopt;
   }
   return type;
 }
 
-std::optional<TensorType> inferIota(Op &op, InferContext &ctx,
-                                    const TensorType &type) {
+std::optional<TensorType> inferIota(Op &op, InferContext &ctx, const TensorType &type) {
   std::optional<int64_t> dim = requireInt(op, ctx, "dim");
   if (!dim)
     return std::nullopt;
   if (*dim < 0 || *dim >= static_cast<int64_t>(type.rank())) {
-    ctx.error(attrLoc(op, "dim"), fmt::format("iota - dim out of range: {} for rank {}",
-                                              *dim, type.rank()));
+    ctx.error(attrLoc(op, "dim"),
+              fmt::format("iota - dim out of range: {} for rank {}", *dim, type.rank()));
     return std::nullopt;
   }
-  if (!checkElementType(op, ctx, writtenTypeLoc(op), type.dtype,
-                        isNumeric(type.dtype), "integer or float"))
+  if (!checkElementType(op, ctx, writtenTypeLoc(op), type.dtype, isNumeric(type.dtype),
+                        "integer or float"))
     return std::nullopt;
   return type;
 }
 
 /// An optional numeric attribute; reports a wrong kind.
-bool readNumber(const Op &op, InferContext &ctx, std::string_view name,
-                double &out) {
+bool readNumber(const Op &op, InferContext &ctx, std::string_view name, double &out) {
   const Attribute *attr = op.attr(name);
   if (!attr)
     return true;
   if (!attr->isNumber()) {
-    ctx.error(attrLoc(op, name), fmt::format("{} - {} must be a number: got {}",
-                                             op.name(), name,
+    ctx.error(attrLoc(op, name), fmt::format("{} - {} must be a number: got {}", op.name(), name,
                                              attrKindDescription(attr->kind)));
     return false;
   }
@@ -66,10 +62,8 @@ bool readNumber(const Op &op, InferContext &ctx, std::string_view name,
 
 /// random_uniform {seed, low = 0.0, high = 1.0}; random_normal {seed, mean =
 /// 0.0, stddev = 1.0}. The seed is optional (0).
-std::optional<TensorType> inferRandom(Op &op, InferContext &ctx,
-                                      const TensorType &type) {
-  if (!checkElementType(op, ctx, writtenTypeLoc(op), type.dtype,
-                        isFloat(type.dtype), "float"))
+std::optional<TensorType> inferRandom(Op &op, InferContext &ctx, const TensorType &type) {
+  if (!checkElementType(op, ctx, writtenTypeLoc(op), type.dtype, isFloat(type.dtype), "float"))
     return std::nullopt;
   if (op.attr("seed") && !requireInt(op, ctx, "seed"))
     return std::nullopt;
@@ -79,8 +73,7 @@ std::optional<TensorType> inferRandom(Op &op, InferContext &ctx,
       return std::nullopt;
     if (!(low < high)) {
       ctx.error(attrLoc(op, op.attr("high") ? "high" : "low"),
-                fmt::format("random_uniform - low must be less than high: {} >= {}",
-                            low, high));
+                fmt::format("random_uniform - low must be less than high: {} >= {}", low, high));
       return std::nullopt;
     }
     return type;
@@ -103,9 +96,12 @@ std::optional<TensorType> inferCreation(Op &op, InferContext &ctx) {
   if (!written)
     return std::nullopt;
   switch (op.kind) {
-  case OpKind::Constant: return inferConstant(op, ctx, *written);
-  case OpKind::Iota: return inferIota(op, ctx, *written);
-  default: return inferRandom(op, ctx, *written);
+  case OpKind::Constant:
+    return inferConstant(op, ctx, *written);
+  case OpKind::Iota:
+    return inferIota(op, ctx, *written);
+  default:
+    return inferRandom(op, ctx, *written);
   }
 }
 

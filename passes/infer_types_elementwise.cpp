@@ -52,8 +52,8 @@ Accepts binaryAccepts(OpKind kind) {
 }
 
 bool isComparison(OpKind kind) {
-  return kind == OpKind::Eq || kind == OpKind::Ne || kind == OpKind::Lt ||
-         kind == OpKind::Le || kind == OpKind::Gt || kind == OpKind::Ge;
+  return kind == OpKind::Eq || kind == OpKind::Ne || kind == OpKind::Lt || kind == OpKind::Le ||
+         kind == OpKind::Gt || kind == OpKind::Ge;
 }
 
 bool checkAccepts(const Op &op, InferContext &ctx, Accepts accepts, DType dtype) {
@@ -62,11 +62,9 @@ bool checkAccepts(const Op &op, InferContext &ctx, Accepts accepts, DType dtype)
   case Accepts::Float:
     return checkElementType(op, ctx, loc, dtype, isFloat(dtype), "float");
   case Accepts::Numeric:
-    return checkElementType(op, ctx, loc, dtype, isNumeric(dtype),
-                            "integer or float");
+    return checkElementType(op, ctx, loc, dtype, isNumeric(dtype), "integer or float");
   case Accepts::Logical:
-    return checkElementType(op, ctx, loc, dtype, !isFloat(dtype),
-                            "i1 or integer");
+    return checkElementType(op, ctx, loc, dtype, !isFloat(dtype), "i1 or integer");
   case Accepts::Any:
     return true;
   }
@@ -79,9 +77,8 @@ std::optional<TensorType> inferConvert(Op &op, InferContext &ctx) {
     return std::nullopt;
   const TensorType &input = op.operands[0]->type;
   if (written->shape != input.shape) {
-    ctx.error(writtenTypeLoc(op),
-              fmt::format("convert - shape must not change: {} -> {}",
-                          input.str(), written->str()));
+    ctx.error(writtenTypeLoc(op), fmt::format("convert - shape must not change: {} -> {}",
+                                              input.str(), written->str()));
     return std::nullopt;
   }
   return *written;
@@ -94,9 +91,9 @@ bool checkSameDType(const Op &op, InferContext &ctx, size_t first) {
     DType other = op.operands[i]->type.dtype;
     if (other == dtype)
       continue;
-    auto diag = ctx.error(operandLoc(op, i),
-                          fmt::format("{} - operand element types differ: {} vs {}",
-                                      op.name(), dtypeName(dtype), dtypeName(other)));
+    auto diag =
+        ctx.error(operandLoc(op, i), fmt::format("{} - operand element types differ: {} vs {}",
+                                                 op.name(), dtypeName(dtype), dtypeName(other)));
     noteDefinition(diag, *op.operands[i]);
     return false;
   }
@@ -105,8 +102,7 @@ bool checkSameDType(const Op &op, InferContext &ctx, size_t first) {
 
 /// Broadcasts operands [first, end) together, left to right (ONNX group 2:
 /// composition of broadcast axes is the fold of pairwise broadcasting).
-std::optional<std::vector<int64_t>> broadcastOperands(const Op &op,
-                                                      InferContext &ctx,
+std::optional<std::vector<int64_t>> broadcastOperands(const Op &op, InferContext &ctx,
                                                       size_t first) {
   std::vector<int64_t> shape = op.operands[first]->type.shape;
   for (size_t i = first + 1; i < op.operands.size(); ++i) {
@@ -128,8 +124,7 @@ std::optional<std::vector<int64_t>> broadcastOperands(const Op &op,
 std::optional<TensorType> inferSelect(Op &op, InferContext &ctx) {
   const TensorType &pred = op.operands[0]->type;
   if (pred.dtype != DType::I1) {
-    ctx.error(operandLoc(op, 0),
-              fmt::format("select - predicate must be i1: {}", pred.str()));
+    ctx.error(operandLoc(op, 0), fmt::format("select - predicate must be i1: {}", pred.str()));
     return std::nullopt;
   }
   if (!checkSameDType(op, ctx, 1))
@@ -155,8 +150,7 @@ std::optional<TensorType> inferElementwise(Op &op, InferContext &ctx) {
     return first;
   }
 
-  if (!checkSameDType(op, ctx, 0) ||
-      !checkAccepts(op, ctx, binaryAccepts(op.kind), first.dtype))
+  if (!checkSameDType(op, ctx, 0) || !checkAccepts(op, ctx, binaryAccepts(op.kind), first.dtype))
     return std::nullopt;
   std::optional<std::vector<int64_t>> shape = broadcastOperands(op, ctx, 0);
   if (!shape)

@@ -30,9 +30,9 @@ std::optional<int64_t> axisSize(const AxisRef &axis, const Mesh &mesh) {
 
 /// Per dim, the number of shards along the manual axes; nullopt when the
 /// sharding does not fit the type or names an unknown mesh or axis.
-std::optional<std::vector<int64_t>>
-manualShardCounts(const Sharding &sharding, size_t rank, const Module &module,
-                  const std::set<std::string> &manualAxes) {
+std::optional<std::vector<int64_t>> manualShardCounts(const Sharding &sharding, size_t rank,
+                                                      const Module &module,
+                                                      const std::set<std::string> &manualAxes) {
   const Mesh *mesh = module.findMesh(sharding.meshName);
   if (!mesh || sharding.dims.size() != rank)
     return std::nullopt;
@@ -72,8 +72,7 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
                             "by its manual shard count: {} vs {}",
                             i, d, local.shape[d], count))
           .note(sharding.dims[d].loc.known() ? sharding.dims[d].loc : sharding.loc,
-                fmt::format("dim {} is split {} ways by the manual axes here", d,
-                            count));
+                fmt::format("dim {} is split {} ways by the manual axes here", d, count));
       return;
     }
     local.shape[d] /= count;
@@ -86,10 +85,9 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
   }
 }
 
-void reportCount(InferContext &ctx, Loc loc, const char *what, size_t got,
-                 size_t expected) {
-  ctx.error(loc, fmt::format("manual_computation - {} count doesn't match: {} != {}",
-                             what, got, expected));
+void reportCount(InferContext &ctx, Loc loc, const char *what, size_t got, size_t expected) {
+  ctx.error(loc, fmt::format("manual_computation - {} count doesn't match: {} != {}", what, got,
+                             expected));
 }
 
 } // namespace
@@ -152,8 +150,8 @@ void inferManualComputation(Op &op, InferContext &ctx) {
     const Value *local = body->returned[i];
     if (!local || !local->typeKnown)
       continue;
-    std::optional<std::vector<int64_t>> counts = manualShardCounts(
-        outs->shardings[i], local->type.rank(), ctx.module, manualAxes);
+    std::optional<std::vector<int64_t>> counts =
+        manualShardCounts(outs->shardings[i], local->type.rank(), ctx.module, manualAxes);
     if (!counts)
       continue;
     TensorType global = local->type;
@@ -218,19 +216,18 @@ std::optional<int64_t> collectiveShards(const Op &op, InferContext &ctx) {
 }
 
 /// A dim attribute in 0..rank-1.
-std::optional<int64_t> readDim(const Op &op, InferContext &ctx,
-                               std::string_view name, size_t rank) {
+std::optional<int64_t> readDim(const Op &op, InferContext &ctx, std::string_view name,
+                               size_t rank) {
   std::optional<int64_t> dim = requireInt(op, ctx, name);
   if (dim && (*dim < 0 || *dim >= static_cast<int64_t>(rank))) {
-    ctx.error(attrLoc(op, name), fmt::format("{} - {} out of range: {} for rank {}",
-                                             op.name(), name, *dim, rank));
+    ctx.error(attrLoc(op, name),
+              fmt::format("{} - {} out of range: {} for rank {}", op.name(), name, *dim, rank));
     return std::nullopt;
   }
   return dim;
 }
 
-bool divide(const Op &op, InferContext &ctx, TensorType &type, int64_t dim,
-            int64_t shards) {
+bool divide(const Op &op, InferContext &ctx, TensorType &type, int64_t dim, int64_t shards) {
   if (type.shape[dim] % shards != 0) {
     ctx.error(op.loc, fmt::format("{} - dim {} isn't divisible by the shard count: "
                                   "{} vs {}",
@@ -266,15 +263,13 @@ std::optional<TensorType> inferAxisIndex(const Op &op, InferContext &ctx) {
     return std::nullopt;
   if (*written != TensorType{{}, DType::I32}) {
     ctx.error(writtenTypeLoc(op),
-              fmt::format("axis_index - result type must be tensor<i32>: {}",
-                          written->str()));
+              fmt::format("axis_index - result type must be tensor<i32>: {}", written->str()));
     return std::nullopt;
   }
   return *written; // an unknown axis is the verifier's to report
 }
 
-std::optional<TensorType> inferAllReduce(const Op &op, InferContext &ctx,
-                                         const TensorType &input) {
+std::optional<TensorType> inferAllReduce(const Op &op, InferContext &ctx, const TensorType &input) {
   // kind defaults to "sum"; a bare word (kind = max) reads as the string.
   if (const Attribute *kind = op.attr("kind")) {
     if (kind->kind != Attribute::Kind::String && kind->kind != Attribute::Kind::Ident) {
@@ -319,8 +314,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
       type.shape[*dim] = saturatingMul(type.shape[*dim], *shards);
       return type;
     }
-    return divide(op, ctx, type, *dim, *shards) ? std::optional<TensorType>(type)
-                                                : std::nullopt;
+    return divide(op, ctx, type, *dim, *shards) ? std::optional<TensorType>(type) : std::nullopt;
   }
   case OpKind::AllToAll: {
     std::optional<int64_t> split = readDim(op, ctx, "split_dim", type.rank());

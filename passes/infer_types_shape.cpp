@@ -29,9 +29,8 @@ std::optional<std::vector<int64_t>> perDimList(const Op &op, InferContext &ctx,
                                                std::string_view name, size_t rank) {
   std::optional<std::vector<int64_t>> values = requireIntList(op, ctx, name);
   if (values && values->size() != rank) {
-    ctx.error(attrLoc(op, name),
-              fmt::format("{} - {} size doesn't match rank: {} != {}", op.name(),
-                          name, values->size(), rank));
+    ctx.error(attrLoc(op, name), fmt::format("{} - {} size doesn't match rank: {} != {}", op.name(),
+                                             name, values->size(), rank));
     return std::nullopt;
   }
   return values;
@@ -44,9 +43,8 @@ std::optional<TensorType> inferReshape(Op &op, InferContext &ctx) {
     return std::nullopt;
   if (written->numElements() != input.numElements()) {
     ctx.error(writtenTypeLoc(op),
-              fmt::format("reshape - element count doesn't match: {} ({}) vs {} ({})",
-                          input.str(), input.numElements(), written->str(),
-                          written->numElements()));
+              fmt::format("reshape - element count doesn't match: {} ({}) vs {} ({})", input.str(),
+                          input.numElements(), written->str(), written->numElements()));
     return std::nullopt;
   }
   return *written;
@@ -54,8 +52,7 @@ std::optional<TensorType> inferReshape(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferTranspose(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
-  std::optional<std::vector<int64_t>> perm =
-      perDimList(op, ctx, "perm", input.rank());
+  std::optional<std::vector<int64_t>> perm = perDimList(op, ctx, "perm", input.rank());
   if (!perm)
     return std::nullopt;
   std::vector<bool> seen(input.rank(), false);
@@ -63,8 +60,8 @@ std::optional<TensorType> inferTranspose(Op &op, InferContext &ctx) {
   for (int64_t p : *perm) {
     if (p < 0 || p >= rankOf(input) || seen[p]) {
       ctx.error(attrLoc(op, "perm"),
-                fmt::format("transpose - perm is not a permutation of 0..{}: {}",
-                            rankOf(input) - 1, formatList(*perm)));
+                fmt::format("transpose - perm is not a permutation of 0..{}: {}", rankOf(input) - 1,
+                            formatList(*perm)));
       return std::nullopt;
     }
     seen[p] = true;
@@ -93,20 +90,22 @@ std::optional<TensorType> inferBroadcast(Op &op, InferContext &ctx) {
   for (size_t i = 0; i < dims->size(); ++i) {
     int64_t d = (*dims)[i];
     if (d < 0 || d >= rankOf(*written)) {
-      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - dims out of range: {} for result rank {}",
-                                 d, written->rank()));
+      ctx.error(
+          attrElementLoc(op, "dims", i),
+          fmt::format("broadcast - dims out of range: {} for result rank {}", d, written->rank()));
       return std::nullopt;
     }
     if (i > 0 && d <= (*dims)[i - 1]) {
-      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - dims must be strictly increasing: {}",
-                                 formatList(*dims)));
+      ctx.error(attrElementLoc(op, "dims", i),
+                fmt::format("broadcast - dims must be strictly increasing: {}", formatList(*dims)));
       return std::nullopt;
     }
     int64_t from = input.shape[i], to = written->shape[d];
     if (from != to && from != 1) {
-      ctx.error(attrElementLoc(op, "dims", i), fmt::format("broadcast - operand dim {} can't broadcast to "
-                                 "result dim {}: {} vs {}",
-                                 i, d, from, to));
+      ctx.error(attrElementLoc(op, "dims", i),
+                fmt::format("broadcast - operand dim {} can't broadcast to "
+                            "result dim {}: {} vs {}",
+                            i, d, from, to));
       return std::nullopt;
     }
   }
@@ -119,31 +118,28 @@ std::optional<TensorType> inferConcat(Op &op, InferContext &ctx) {
   if (!dim)
     return std::nullopt;
   if (*dim < 0 || *dim >= rankOf(first)) {
-    ctx.error(attrLoc(op, "dim"), fmt::format("concat - dim out of range: {} for rank {}",
-                                              *dim, first.rank()));
+    ctx.error(attrLoc(op, "dim"),
+              fmt::format("concat - dim out of range: {} for rank {}", *dim, first.rank()));
     return std::nullopt;
   }
   TensorType result = first;
   for (size_t i = 1; i < op.operands.size(); ++i) {
     const TensorType &type = op.operands[i]->type;
     if (type.dtype != first.dtype) {
-      ctx.error(operandLoc(op, i),
-                fmt::format("concat - operand element types differ: {} vs {}",
-                            dtypeName(first.dtype), dtypeName(type.dtype)));
+      ctx.error(operandLoc(op, i), fmt::format("concat - operand element types differ: {} vs {}",
+                                               dtypeName(first.dtype), dtypeName(type.dtype)));
       return std::nullopt;
     }
     if (type.rank() != first.rank()) {
-      ctx.error(operandLoc(op, i),
-                fmt::format("concat - operand {} rank doesn't match: {} != {}", i,
-                            type.rank(), first.rank()));
+      ctx.error(operandLoc(op, i), fmt::format("concat - operand {} rank doesn't match: {} != {}",
+                                               i, type.rank(), first.rank()));
       return std::nullopt;
     }
     for (int64_t d = 0; d < rankOf(first); ++d) {
       if (d == *dim || type.shape[d] == first.shape[d])
         continue;
-      ctx.error(operandLoc(op, i),
-                fmt::format("concat - operand {} dim {} doesn't match: {} != {}", i,
-                            d, type.shape[d], first.shape[d]));
+      ctx.error(operandLoc(op, i), fmt::format("concat - operand {} dim {} doesn't match: {} != {}",
+                                               i, d, type.shape[d], first.shape[d]));
       return std::nullopt;
     }
     result.shape[*dim] = saturatingAdd(result.shape[*dim], type.shape[*dim]);
@@ -164,9 +160,10 @@ std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
   for (size_t d = 0; d < input.rank(); ++d) {
     int64_t lo = (*start)[d], hi = (*limit)[d], step = (*stride)[d];
     if (lo < 0 || lo > hi || hi > input.shape[d]) {
-      ctx.error(attrElementLoc(op, hi > input.shape[d] ? "limit" : "start", d), fmt::format("slice - bounds out of range on dim {}: "
-                                    "start {}, limit {}, size {}",
-                                    d, lo, hi, input.shape[d]));
+      ctx.error(attrElementLoc(op, hi > input.shape[d] ? "limit" : "start", d),
+                fmt::format("slice - bounds out of range on dim {}: "
+                            "start {}, limit {}, size {}",
+                            d, lo, hi, input.shape[d]));
       return std::nullopt;
     }
     if (step < 1) {
@@ -197,15 +194,13 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
       scalar.isBool = true;
       scalar.i = value->b;
     } else {
-      ctx.error(attrLoc(op, "value"),
-                fmt::format("pad - value must be a number: got {}",
-                            attrKindDescription(value->kind)));
+      ctx.error(attrLoc(op, "value"), fmt::format("pad - value must be a number: got {}",
+                                                  attrKindDescription(value->kind)));
       return std::nullopt;
     }
     if (!scalarFits(scalar, input.dtype)) {
-      ctx.error(attrLoc(op, "value"),
-                fmt::format("pad - value doesn't fit element type {}: {}",
-                            dtypeName(input.dtype), formatScalar(scalar)));
+      ctx.error(attrLoc(op, "value"), fmt::format("pad - value doesn't fit element type {}: {}",
+                                                  dtypeName(input.dtype), formatScalar(scalar)));
       return std::nullopt;
     }
   }
@@ -215,13 +210,11 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
       if (amount >= 0)
         continue;
       ctx.error(attrElementLoc(op, name, d),
-                fmt::format("pad - {} must be non-negative on dim {}: {}", name, d,
-                            amount))
+                fmt::format("pad - {} must be non-negative on dim {}: {}", name, d, amount))
           .note(Loc{}, "use slice to drop elements");
       return std::nullopt;
     }
-    result.shape.push_back(
-        saturatingAdd(saturatingAdd((*low)[d], input.shape[d]), (*high)[d]));
+    result.shape.push_back(saturatingAdd(saturatingAdd((*low)[d], input.shape[d]), (*high)[d]));
   }
   return result;
 }
@@ -230,13 +223,20 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferShapeOp(Op &op, InferContext &ctx) {
   switch (op.kind) {
-  case OpKind::Reshape: return inferReshape(op, ctx);
-  case OpKind::Transpose: return inferTranspose(op, ctx);
-  case OpKind::Broadcast: return inferBroadcast(op, ctx);
-  case OpKind::Concat: return inferConcat(op, ctx);
-  case OpKind::Slice: return inferSlice(op, ctx);
-  case OpKind::Pad: return inferPad(op, ctx);
-  default: return std::nullopt;
+  case OpKind::Reshape:
+    return inferReshape(op, ctx);
+  case OpKind::Transpose:
+    return inferTranspose(op, ctx);
+  case OpKind::Broadcast:
+    return inferBroadcast(op, ctx);
+  case OpKind::Concat:
+    return inferConcat(op, ctx);
+  case OpKind::Slice:
+    return inferSlice(op, ctx);
+  case OpKind::Pad:
+    return inferPad(op, ctx);
+  default:
+    return std::nullopt;
   }
 }
 
