@@ -20,6 +20,10 @@ done
 jobs=2
 step() { printf '\n==> %s\n' "$*"; }
 start=$SECONDS
+# A failing test suite does not stop the run (the other build's results are
+# worth having); a failing build does.
+failed=()
+run_ctest() { ctest --test-dir "$1" --output-on-failure -j "$jobs" || failed+=("$1"); }
 
 step "setup"
 scripts/setup.sh
@@ -29,7 +33,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 
 step "build/: ctest"
-ctest --test-dir build --output-on-failure -j "$jobs"
+run_ctest build
 
 if ((sanitizers)); then
   step "build-asan/: configure and build (clang-14, ASan + LSan + UBSan, libFuzzer)"
@@ -43,7 +47,11 @@ if ((sanitizers)); then
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   export LSAN_OPTIONS=report_objects=1
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+  run_ctest build-asan
 fi
 
-step "all tests passed in $((SECONDS - start)) s"
+if ((${#failed[@]})); then
+  step "FAILED: tests in ${failed[*]} ($((SECONDS - start)) s)"
+  exit 1
+fi
+step "all tests passed ($((SECONDS - start)) s)"
