@@ -129,7 +129,9 @@ bool operandsKnown(const Op &op, InferContext &ctx) {
     if (operand && operand->typeKnown)
       continue;
     known = false;
-    if (!operand || !operand->isParameter() || !ctx.reportedUntyped.insert(operand).second)
+    // A parameter whose written type failed to decode was reported already.
+    if (!operand || !operand->isParameter() || operand->writtenTypeLoc.known() ||
+        !ctx.reportedUntyped.insert(operand).second)
       continue;
     ctx.error(operandLoc(op, i),
               fmt::format("{} - operand {} has no type: %{}", op.name(), i, operand->name))
@@ -146,6 +148,9 @@ void checkWrittenOperandTypes(const Op &op, InferContext &ctx) {
   if (op.writtenOperandTypes.empty() && !op.writtenOperandTypesLoc.known())
     return;
   Loc loc = op.writtenOperandTypesLoc.known() ? op.writtenOperandTypesLoc : op.loc;
+  // The builder leaves out the types it could not decode: the list is off.
+  if (earlierErrorFrom(ctx, loc))
+    return;
   if (op.writtenOperandTypes.size() != op.operands.size()) {
     ctx.error(loc, fmt::format("{} - number of operand types doesn't match "
                                "operands: {} != {}",
@@ -210,7 +215,7 @@ void inferOp(Op &op, InferContext &ctx) {
 
 /// `return %a, %b : T1, T2` writes the returned types.
 void checkReturnTypes(const Block &block, InferContext &ctx) {
-  if (!block.hasReturn || block.returnTypes.empty())
+  if (!block.hasReturn || block.returnTypes.empty() || earlierErrorFrom(ctx, block.returnLoc))
     return;
   if (block.returnTypes.size() != block.returned.size()) {
     ctx.error(block.returnLoc,
@@ -257,7 +262,8 @@ void checkFunctionResults(Function &func, InferContext &ctx) {
   for (size_t i = 0; i < body.returned.size(); ++i) {
     const Value *value = body.returned[i];
     const TensorType &declared = func.results[i].type;
-    if (!value || !value->typeKnown || value->type == declared)
+    if (!value || !value->typeKnown || value->type == declared ||
+        earlierErrorFrom(ctx, func.results[i].loc))
       continue;
     Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
     ctx.error(loc, fmt::format("return - value {} type doesn't match function "
