@@ -140,7 +140,8 @@ void inferManualComputation(Op &op, InferContext &ctx) {
     return;
   }
   if (op.results.size() != expected) {
-    reportCount(ctx, op.results.front()->loc.known() ? op.results.front()->loc : op.loc,
+    reportCount(ctx,
+                !op.results.empty() && op.results[0]->loc.known() ? op.results[0]->loc : op.loc,
                 "results and out_shardings", op.results.size(), expected);
     return;
   }
