@@ -337,7 +337,10 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
                    [](const NamedAttribute *a, const NamedAttribute *b) {
                      return a->name < b->name;
                    });
-  if (op.kind != OpKind::ManualComputation && (!attrs.empty() || perValue)) {
+  // An op without operands always writes its attribute dict, even `{}`: the
+  // grammar requires it (it keeps `%r = iota` apart from a following `%v : T`).
+  bool needsDict = op.operands.empty() && op.kind != OpKind::Constant;
+  if (op.kind != OpKind::ManualComputation && (!attrs.empty() || perValue || needsDict)) {
     os_ << " {";
     bool first = true;
     for (const NamedAttribute *a : attrs) {

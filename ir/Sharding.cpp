@@ -4,13 +4,21 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <limits>
 
 namespace shardc {
 
 int64_t Mesh::deviceCount() const {
+  // Saturates instead of overflowing: the verifier rejects such meshes, but
+  // everything that runs before it must not hit undefined behaviour.
   int64_t n = 1;
-  for (const MeshAxis &a : axes)
+  for (const MeshAxis &a : axes) {
+    if (a.size <= 0)
+      return 0;
+    if (n > std::numeric_limits<int64_t>::max() / a.size)
+      return std::numeric_limits<int64_t>::max();
     n *= a.size;
+  }
   return n;
 }
 

@@ -56,6 +56,13 @@ bool verifyMesh(const Mesh &mesh, DiagnosticEngine &diags) {
                   fmt::format("axis \"{}\" - size must be at least 1: {}", axis.name, axis.size));
       return false;
     }
+  // One MPI rank per device: more than 2^31 devices cannot run (and larger
+  // products would overflow the arithmetic of every later stage).
+  const int64_t kMaxDevices = int64_t(1) << 31;
+  if (mesh.deviceCount() > kMaxDevices) {
+    diags.error(mesh.loc, fmt::format("mesh @{} - too many devices: more than 2^31", mesh.name));
+    return false;
+  }
   for (size_t i = 0; i < mesh.axes.size(); ++i)
     for (size_t j = 0; j < i; ++j)
       if (mesh.axes[i].name == mesh.axes[j].name) {
