@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,9 +38,29 @@ std::string writeOutput(const std::string &path, std::string_view text) {
     return writeAll(STDOUT_FILENO, text) ? std::string() : failure(errno);
   }
 
+  // A device, FIFO or socket (/dev/null, /dev/stdout, a named pipe) is
+  // written in place: renaming over it would replace it with a file.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return failure(errno);
+    bool ok = writeAll(fd, text);
+    int err = errno;
+    ::close(fd);
+    return ok ? std::string() : failure(err);
+  }
+
+  // Through a symbolic link, replace the file it points to, not the link.
+  std::string target = path;
+  if (char *real = ::realpath(path.c_str(), nullptr)) {
+    target = real;
+    std::free(real);
+  }
+
   // The temporary file must be in the target's directory: rename(2) only
   // replaces atomically within one file system.
-  std::string temp = path + ".tmp-XXXXXX";
+  std::string temp = target + ".tmp-XXXXXX";
   int fd = ::mkstemp(temp.data());
   if (fd < 0)
     return failure(errno);
@@ -56,7 +77,7 @@ std::string writeOutput(const std::string &path, std::string_view text) {
     ok = false;
     err = errno;
   }
-  if (ok && std::rename(temp.c_str(), path.c_str()) != 0) {
+  if (ok && std::rename(temp.c_str(), target.c_str()) != 0) {
     ok = false;
     err = errno;
   }

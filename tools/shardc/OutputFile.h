@@ -9,7 +9,9 @@ namespace shardc {
 
 /// Writes `text` to `path` ("-" = stdout). A file is first written to a
 /// temporary file in the same directory and then renamed over `path`, so
-/// readers see either the old file or the complete new one. Returns an error
+/// readers see either the old file or the complete new one (through a
+/// symbolic link, the file it points to is replaced); devices and FIFOs are
+/// written in place. Returns an error
 /// message such as `cannot write 'out.shd': No such file or directory`, or
 /// an empty string on success.
 std::string writeOutput(const std::string &path, std::string_view text);
