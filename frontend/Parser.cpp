@@ -72,6 +72,7 @@ private:
     std::optional<TensorType> type;
     std::optional<Sharding> sharding;
     Loc typeLoc;
+    bool typeInvalid = false; // written, but not decoded (reported)
   };
   template <typename AnnotatedCtx> Annotated buildAnnotated(AnnotatedCtx *ctx);
 
@@ -79,6 +80,7 @@ private:
   /// written in the functional form `(T, T) -> T`.
   struct TypeSpec {
     bool present = false;
+    bool invalid = false; // some type failed to decode (reported)
     bool functional = false;
     std::vector<Annotated> operands;
     std::vector<Annotated> results;
@@ -279,6 +281,7 @@ IRBuilder::Annotated IRBuilder::buildAnnotated(AnnotatedCtx *ctx) {
   Annotated a;
   a.type = buildType(ctx->tensorType());
   a.typeLoc = loc(ctx->tensorType());
+  a.typeInvalid = !a.type;
   if (ctx->sharding())
     a.sharding = buildSharding(ctx->sharding());
   if (ctx->attrDict()) {
@@ -315,6 +318,9 @@ template <typename SpecCtx> IRBuilder::TypeSpec IRBuilder::buildTypeSpec(SpecCtx
   }
   for (auto *t : results)
     spec.results.push_back(buildAnnotated(t));
+  for (const auto *list : {&spec.operands, &spec.results})
+    for (const Annotated &a : *list)
+      spec.invalid |= a.typeInvalid;
   return spec;
 }
 
@@ -498,6 +504,7 @@ void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
       ResultSpec spec;
       spec.loc = loc(t);
       spec.sharding = std::move(a.sharding);
+      spec.typeInvalid = a.typeInvalid;
       if (a.type)
         spec.type = *a.type;
       fn->results.push_back(std::move(spec));
@@ -529,9 +536,12 @@ void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissing
         block.returned.push_back(lookup(v));
         block.returnedLocs.push_back(loc(v));
       }
-      for (P::AnnotatedTypeContext *t : r->annotatedType())
-        if (auto type = buildAnnotated(t).type)
-          block.returnTypes.push_back(*type);
+      for (P::AnnotatedTypeContext *t : r->annotatedType()) {
+        Annotated a = buildAnnotated(t);
+        if (a.type)
+          block.returnTypes.push_back(*a.type);
+        block.returnTypesInvalid |= a.typeInvalid;
+      }
     }
   }
   if (!block.hasReturn && !allowMissingReturn)
@@ -563,6 +573,7 @@ bool IRBuilder::checkOperandCount(Op &op) {
 void IRBuilder::applyTypeSpec(Op &op, TypeSpec spec) {
   if (!spec.present)
     return;
+  op.typeSpecInvalid = spec.invalid;
   if (spec.functional) {
     op.writtenOperandTypesLoc = spec.loc;
     for (Annotated &a : spec.operands)
@@ -570,6 +581,7 @@ void IRBuilder::applyTypeSpec(Op &op, TypeSpec spec) {
         op.writtenOperandTypes.push_back(*a.type);
   }
   if (spec.results.size() != op.results.size()) {
+    op.typeSpecInvalid = true;
     diags_.error(spec.loc, fmt::format("{} - {} result type{} written for {} result{}",
                                        op.name(), spec.results.size(),
                                        spec.results.size() == 1 ? "" : "s", op.results.size(),

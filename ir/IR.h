@@ -113,6 +113,9 @@ struct Block {
   std::vector<Loc> returnedLocs;
   /// Types written after `return ... :`, if any.
   std::vector<TensorType> returnTypes;
+  /// The builder reported an error in the written return types (a type it
+  /// could not decode is missing from returnTypes): passes stay silent.
+  bool returnTypesInvalid = false;
   Loc returnLoc;
   bool hasReturn = false;
   Loc loc; // the `{`
@@ -130,6 +133,10 @@ public:
   /// Operand types written in MLIR's functional form `(T, T) -> T`.
   std::vector<TensorType> writtenOperandTypes;
   Loc writtenOperandTypesLoc;
+  /// The builder reported an error in the types written after `:` (one it
+  /// could not decode, or the wrong number of them): what is recorded is
+  /// incomplete, and passes stay silent about it.
+  bool typeSpecInvalid = false;
   /// manual_computation body; null for every other op.
   std::unique_ptr<Block> body;
 
@@ -146,6 +153,8 @@ struct ResultSpec {
   TensorType type;
   std::optional<Sharding> sharding;
   Loc loc;
+  /// The written type could not be decoded (the builder reported it).
+  bool typeInvalid = false;
 };
 
 class Function {

@@ -21,7 +21,7 @@ namespace shardc::infer_types {
 /// State shared by the rules while one module is walked.
 struct InferContext {
   InferContext(Module &module, DiagnosticEngine &diags)
-      : module(module), diags(diags), earlierDiagnostics(diags.diagnostics().size()) {}
+      : module(module), diags(diags) {}
 
   Module &module;
   DiagnosticEngine &diags;
@@ -32,10 +32,6 @@ struct InferContext {
   /// Declarations without a type (`%v : sharding<...>`) already reported as
   /// an operand, so that each is reported once.
   std::set<const Value *> reportedUntyped;
-  /// Diagnostics from before this pass (the builder's): a type the builder
-  /// could not decode is missing from the IR, and must not be reported again
-  /// as a missing or mismatched type.
-  size_t earlierDiagnostics;
   bool failed = false;
 
   DiagnosticEngine::Builder error(Loc loc, std::string message) {
@@ -56,9 +52,6 @@ void setResultType(Value &result, const TensorType &inferred, InferContext &ctx)
 
 // ---- locations and attributes (infer_types_attributes.cpp) --------------------
 
-/// Whether an earlier stage reported an error at `loc` or to its right on
-/// the same line, e.g. inside a written type it could not decode.
-bool earlierErrorFrom(const InferContext &ctx, Loc loc);
 /// Where operand `i` is written; the op name when unknown.
 Loc operandLoc(const Op &op, size_t i);
 /// Where an attribute's value is written; else its name; else the op name.

@@ -149,7 +149,7 @@ void checkWrittenOperandTypes(const Op &op, InferContext &ctx) {
     return;
   Loc loc = op.writtenOperandTypesLoc.known() ? op.writtenOperandTypesLoc : op.loc;
   // The builder leaves out the types it could not decode: the list is off.
-  if (earlierErrorFrom(ctx, loc))
+  if (op.typeSpecInvalid)
     return;
   if (op.writtenOperandTypes.size() != op.operands.size()) {
     ctx.error(loc, fmt::format("{} - number of operand types doesn't match "
@@ -215,7 +215,7 @@ void inferOp(Op &op, InferContext &ctx) {
 
 /// `return %a, %b : T1, T2` writes the returned types.
 void checkReturnTypes(const Block &block, InferContext &ctx) {
-  if (!block.hasReturn || block.returnTypes.empty() || earlierErrorFrom(ctx, block.returnLoc))
+  if (!block.hasReturn || block.returnTypes.empty() || block.returnTypesInvalid)
     return;
   if (block.returnTypes.size() != block.returned.size()) {
     ctx.error(block.returnLoc,
@@ -262,8 +262,7 @@ void checkFunctionResults(Function &func, InferContext &ctx) {
   for (size_t i = 0; i < body.returned.size(); ++i) {
     const Value *value = body.returned[i];
     const TensorType &declared = func.results[i].type;
-    if (!value || !value->typeKnown || value->type == declared ||
-        earlierErrorFrom(ctx, func.results[i].loc))
+    if (!value || !value->typeKnown || value->type == declared || func.results[i].typeInvalid)
       continue;
     Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
     ctx.error(loc, fmt::format("return - value {} type doesn't match function "

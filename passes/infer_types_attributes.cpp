@@ -8,17 +8,6 @@
 
 namespace shardc::infer_types {
 
-bool earlierErrorFrom(const InferContext &ctx, Loc loc) {
-  const auto &diags = ctx.diags.diagnostics();
-  for (size_t i = 0; i < ctx.earlierDiagnostics && i < diags.size(); ++i) {
-    const Loc &at = diags[i].loc;
-    if (diags[i].severity == Severity::Error && at.file == loc.file && at.line == loc.line &&
-        at.col >= loc.col)
-      return true;
-  }
-  return false;
-}
-
 Loc operandLoc(const Op &op, size_t i) {
   if (i < op.operandLocs.size() && op.operandLocs[i].known())
     return op.operandLocs[i];
@@ -132,7 +121,7 @@ const TensorType *requireWrittenType(const Op &op, InferContext &ctx) {
   if (result.writtenType)
     return &*result.writtenType;
   // Written but not decoded, or written in the wrong number: already reported.
-  if (result.writtenTypeLoc.known() || earlierErrorFrom(ctx, op.loc))
+  if (result.writtenTypeLoc.known() || op.typeSpecInvalid)
     return nullptr;
   ctx.error(op.loc, fmt::format("{} - result type required: write ': tensor<...>'", op.name()));
   return nullptr;
