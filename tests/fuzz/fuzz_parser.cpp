@@ -48,8 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // fuzzer nothing about the compiler, so keep them out of the corpus.
   if (findNonText(text))
     return -1;
-  for (Chunk &chunk : splitInput(text)) {
-    SourceFile file("fuzz.shd", std::move(chunk.text));
+  for (std::string &chunk : splitInput(text)) {
+    SourceFile file("fuzz.shd", std::move(chunk));
     DiagnosticEngine diags;
     std::unique_ptr<Module> module = compile(file, diags);
     if (!module && !diags.hasErrors())

@@ -71,13 +71,13 @@ int runDriver(const DriverOptions &options) {
     return 1;
   }
 
-  std::vector<Chunk> chunks =
-      options.splitInputFile ? splitInput(*text) : std::vector<Chunk>{{*text, 1}};
+  std::vector<std::string> chunks =
+      options.splitInputFile ? splitInput(*text) : std::vector<std::string>{std::move(*text)};
   bool failed = false;
   std::string output;
   size_t printed = 0;
-  for (Chunk &chunk : chunks) {
-    const SourceFile &file = files.emplace_back(name, std::move(chunk.text));
+  for (std::string &chunk : chunks) {
+    const SourceFile &file = files.emplace_back(name, std::move(chunk));
     DiagnosticEngine diags;
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
     std::unique_ptr<Module> module = compile(file, diags, options.emit);

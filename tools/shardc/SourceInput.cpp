@@ -93,17 +93,17 @@ bool isSplitMarker(std::string_view line) {
 
 } // namespace
 
-std::vector<Chunk> splitInput(const std::string &text) {
-  std::vector<Chunk> chunks(1, Chunk{"", 1});
+std::vector<std::string> splitInput(const std::string &text) {
+  std::vector<std::string> chunks(1);
   int lineNo = 1;
   for (size_t begin = 0; begin < text.size(); ++lineNo) {
     size_t end = text.find('\n', begin);
     size_t next = end == std::string::npos ? text.size() : end + 1;
     std::string_view line(text.data() + begin, next - begin); // with its '\n'
     if (isSplitMarker(line))
-      chunks.push_back(Chunk{std::string(static_cast<size_t>(lineNo), '\n'), lineNo + 1});
+      chunks.emplace_back(static_cast<size_t>(lineNo), '\n');
     else
-      chunks.back().text.append(line);
+      chunks.back().append(line);
     begin = next;
   }
   return chunks;

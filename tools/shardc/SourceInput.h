@@ -27,18 +27,12 @@ struct NotText {
 /// problem, or nullopt when `text` is fine.
 std::optional<NotText> findNonText(std::string_view text);
 
-/// One piece of a --split-input-file buffer.
-struct Chunk {
-  /// The chunk's lines, preceded by one empty line for every line of the file
-  /// before it, so that line numbers inside the chunk are the file's.
-  std::string text;
-  int firstLine; // 1-based line of the file where the chunk starts
-};
-
 /// Splits `text` at every line that starts with `// -----` (leading blanks
-/// allowed). The marker lines belong to no chunk. Without a marker the whole
-/// text is the only chunk.
-std::vector<Chunk> splitInput(const std::string &text);
+/// allowed) into chunks for --split-input-file. The marker lines belong to no
+/// chunk. Each chunk is preceded by one empty line for every line of the file
+/// before it, so that its line numbers are the file's. Without a marker the
+/// whole text is the only chunk.
+std::vector<std::string> splitInput(const std::string &text);
 
 /// The `// -----` line that separates chunks in --split-input-file output.
 inline constexpr std::string_view kSplitMarker = "// -----";
