@@ -24,6 +24,16 @@ bool inferTypes(Module &module, DiagnosticEngine &diags);
 /// Returns false when it reported an error.
 bool verifyShardings(Module &module, DiagnosticEngine &diags);
 
+/// propagate-shardings: completes every value's sharding the way OpenXLA
+/// Shardy's default pipeline does: factor-based op rules (ShardingRules.h),
+/// user priorities (p0 to the whole program first, then p1, ...), op
+/// priorities, aggressive conflict resolution, open dims grow and closed
+/// dims never change, explicitly replicated axes are never used, shardings
+/// never cross meshes. Afterwards every value carries a closed sharding
+/// without priorities (what --emit=sharded prints). Returns false when it
+/// reported an error.
+bool propagateShardings(Module &module, DiagnosticEngine &diags);
+
 struct PassInfo {
   const char *name;
   const char *summary;
