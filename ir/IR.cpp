@@ -64,6 +64,27 @@ std::vector<std::string> Module::meshNames() const {
   return names;
 }
 
+const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclosingManualMesh) {
+  if (enclosingManualMesh)
+    return enclosingManualMesh;
+  for (const Value *v : op.operands)
+    if (v && v->sharding)
+      if (const Mesh *m = module.findMesh(v->sharding->meshName))
+        return m;
+  for (const auto &r : op.results)
+    if (r->sharding)
+      if (const Mesh *m = module.findMesh(r->sharding->meshName))
+        return m;
+  const Mesh *only = nullptr;
+  for (const auto &m : module.meshes)
+    if (!m->axes.empty()) {
+      if (only)
+        return nullptr;
+      only = m.get();
+    }
+  return only;
+}
+
 void walkOps(const Block &block, const std::function<void(Op &)> &fn) {
   for (const auto &op : block.ops) {
     fn(*op);

@@ -195,6 +195,12 @@ public:
   std::vector<std::string> meshNames() const;
 };
 
+/// The mesh a collective's `axes` refer to: the enclosing
+/// manual_computation's (`enclosingManualMesh`, null when outside one or
+/// unknown), else its operand's or result's sharding's, else the program's
+/// only mesh with axes. Null when none can be told.
+const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclosingManualMesh);
+
 /// Calls `fn` on every op of `block`, recursing into manual_computation
 /// bodies after their op (pre-order).
 void walkOps(const Block &block, const std::function<void(Op &)> &fn);

@@ -166,38 +166,12 @@ void inferManualComputation(Op &op, InferContext &ctx) {
 
 namespace {
 
-/// The mesh a collective's axes refer to (the verifier's order): the
-/// enclosing manual_computation's, else its operand's or result's sharding's,
-/// else the program's only mesh with axes.
-const Mesh *collectiveMesh(const Op &op, const InferContext &ctx) {
-  if (ctx.insideManual)
-    return ctx.manualMesh;
-  const Module &module = ctx.module;
-  for (const Value *v : op.operands)
-    if (v && v->sharding)
-      if (const Mesh *mesh = module.findMesh(v->sharding->meshName))
-        return mesh;
-  for (const auto &r : op.results)
-    if (r->sharding)
-      if (const Mesh *mesh = module.findMesh(r->sharding->meshName))
-        return mesh;
-  const Mesh *only = nullptr;
-  for (const auto &mesh : module.meshes) {
-    if (mesh->axes.empty())
-      continue;
-    if (only)
-      return nullptr;
-    only = mesh.get();
-  }
-  return only;
-}
-
 /// The product of the sizes of the collective's `axes` in its mesh.
 std::optional<int64_t> collectiveShards(const Op &op, InferContext &ctx) {
   const Attribute *axes = requireAttr(op, ctx, "axes", Attribute::Kind::AxisSet);
   if (!axes)
     return std::nullopt;
-  const Mesh *mesh = collectiveMesh(op, ctx);
+  const Mesh *mesh = collectiveMesh(op, ctx.module, ctx.manualMesh);
   if (!mesh && ctx.insideManual)
     return std::nullopt; // an unknown mesh: the verifier reports it
   if (!mesh) {

@@ -249,30 +249,6 @@ bool verifyManualComputation(const Op &op, const Module &module, const ManualSco
 
 namespace {
 
-/// The mesh a collective's axes refer to: the enclosing manual_computation's,
-/// else its operand's or result's sharding's, else the program's only mesh
-/// with axes. Null when none can be told.
-const Mesh *collectiveMesh(const Op &op, const Module &module, const ManualScope &scope) {
-  if (scope.mesh)
-    return scope.mesh;
-  for (const Value *v : op.operands)
-    if (v && v->sharding)
-      if (const Mesh *m = module.findMesh(v->sharding->meshName))
-        return m;
-  for (const auto &r : op.results)
-    if (r->sharding)
-      if (const Mesh *m = module.findMesh(r->sharding->meshName))
-        return m;
-  const Mesh *only = nullptr;
-  for (const auto &m : module.meshes)
-    if (!m->axes.empty()) {
-      if (only)
-        return nullptr;
-      only = m.get();
-    }
-  return only;
-}
-
 bool verifyPairs(const Attribute &pairs, int64_t devices, DiagnosticEngine &diags) {
   std::set<int64_t> sources, targets;
   for (const Attribute &pair : pairs.list) {
@@ -301,7 +277,7 @@ bool verifyPairs(const Attribute &pairs, int64_t devices, DiagnosticEngine &diag
 
 bool verifyCollective(const Op &op, const Module &module, const ManualScope &scope,
                       DiagnosticEngine &diags) {
-  const Mesh *mesh = collectiveMesh(op, module, scope);
+  const Mesh *mesh = collectiveMesh(op, module, scope.mesh);
   if (const Attribute *axes = op.attr("axes");
       axes && axes->kind == Attribute::Kind::AxisSet && mesh) {
     for (size_t i = 0; i < axes->axes.size(); ++i) {
