@@ -18,8 +18,8 @@ for arg in "$@"; do
 done
 
 jobs=2
-step() { printf '\n==> %s\n' "$*"; }
 start=$SECONDS
+step() { printf '\n==> [%d s] %s\n' "$((SECONDS - start))" "$*"; }
 # A failing test suite does not stop the run (the other build's results are
 # worth having); a failing build does.
 failed=()
@@ -51,7 +51,7 @@ if ((sanitizers)); then
 fi
 
 if ((${#failed[@]})); then
-  step "FAILED: tests in ${failed[*]} ($((SECONDS - start)) s)"
+  step "FAILED: tests in ${failed[*]}"
   exit 1
 fi
-step "all tests passed ($((SECONDS - start)) s)"
+step "all tests passed"
