@@ -1,6 +1,7 @@
 // One shardc invocation: input -> chunks -> pipeline -> diagnostics/output.
 #include "tools/shardc/Driver.h"
 
+#include "ir/Visualize.h"
 #include "tools/shardc/OutputFile.h"
 #include "tools/shardc/Pipeline.h"
 #include "tools/shardc/SourceInput.h"
@@ -94,8 +95,13 @@ int runDriver(const DriverOptions &options) {
         output.append(kSplitMarker).append("\n");
       output += emitModule(*module, options.emit);
     }
+    if (module && options.visualize) {
+      if (printed++ > 0)
+        output.append(kSplitMarker).append("\n");
+      output += visualizeModule(*module, VisualizeOptions{options.visualizeColor});
+    }
   }
-  if (failed || options.emit.empty())
+  if (failed || (options.emit.empty() && !options.visualize))
     return failed ? 1 : 0;
 
   error = writeOutput(options.output, output);

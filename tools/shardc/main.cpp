@@ -38,9 +38,9 @@ void listPasses() {
 
 /// Colour by default only on a terminal, and never when NO_COLOR is set
 /// (https://no-color.org); --color and --no-color override both.
-bool defaultColor() {
+bool defaultColor(int fd = STDERR_FILENO) {
   const char *noColor = std::getenv("NO_COLOR");
-  return ::isatty(STDERR_FILENO) && !(noColor && *noColor);
+  return ::isatty(fd) && !(noColor && *noColor);
 }
 
 /// Parses the command line and runs the driver; returns the exit code.
@@ -61,6 +61,9 @@ int run(int argc, char **argv) {
                              ->check(CLI::IsMember(shardc::emitKinds()));
   CLI::Option *outputOpt =
       app.add_option("-o", options.output, "where --emit writes ('-' = stdout, the default)");
+  CLI::Option *visualizeOpt =
+      app.add_flag("--visualize", options.visualize,
+                   "draw which devices hold which block of each sharded value (stdout or -o)");
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
@@ -78,6 +81,7 @@ int run(int argc, char **argv) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
+  visualizeOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
 
   try {
     app.parse(argc, argv);
@@ -87,11 +91,11 @@ int run(int argc, char **argv) {
     }
     if (app.count("FILE") == 0)
       throw CLI::RequiredError("FILE");
-    if (outputOpt->count() > 0 && options.emit.empty())
+    if (outputOpt->count() > 0 && options.emit.empty() && !options.visualize)
       throw CLI::ValidationError(
           "-o", "building an executable needs the backend, which this build does not have "
                 "yet; write --emit=ir -o FILE to print the checked program");
-    if (!verifyOnly && !options.verifyDiagnostics && options.emit.empty())
+    if (!verifyOnly && !options.verifyDiagnostics && options.emit.empty() && !options.visualize)
       throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir or "
                                  "--verify-diagnostics");
   } catch (const CLI::ParseError &e) {
@@ -101,6 +105,9 @@ int run(int argc, char **argv) {
 
   options.color = colorOpt->count() > 0 ? color : defaultColor();
   options.json = format == "json";
+  // --visualize draws on stdout or -o: the same rule, for that stream.
+  options.visualizeColor =
+      colorOpt->count() > 0 ? color : options.output == "-" && defaultColor(STDOUT_FILENO);
   return shardc::runDriver(options);
 }
 
