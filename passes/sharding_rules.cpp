@@ -53,6 +53,7 @@ std::string tensorText(const TensorFactors &tensor) {
 
 std::string tensorListText(const std::vector<TensorFactors> &tensors) {
   std::vector<std::string> parts;
+  parts.reserve(tensors.size());
   for (const TensorFactors &tensor : tensors)
     parts.push_back(tensorText(tensor));
   return fmt::format("({})", fmt::join(parts, ", "));

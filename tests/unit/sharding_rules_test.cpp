@@ -21,13 +21,25 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-/// Parses and type-infers `text`; the SourceFile must outlive the module.
+enum class Errors { Forbidden, Expected };
+
+/// Parses and type-infers `text`, requiring no errors unless they are
+/// expected. Not movable: the module points into `file`.
 struct Program {
-  explicit Program(std::string text) : file("rules.shd", std::move(text)) {
+  explicit Program(std::string text, Errors errors = Errors::Forbidden)
+      : file("rules.shd", std::move(text)) {
     module = parseModule(file, diags);
-    if (module)
-      inferTypes(*module, diags);
+    REQUIRE(module);
+    inferTypes(*module, diags);
+    INFO(file.text());
+    if (errors == Errors::Forbidden)
+      REQUIRE(this->errors().empty());
+    else
+      REQUIRE_FALSE(this->errors().empty());
   }
+  Program(const Program &) = delete;
+  Program &operator=(const Program &) = delete;
+
   SourceFile file;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module;
@@ -74,14 +86,6 @@ struct Program {
   }
 };
 
-/// A checked program: no errors from the parser or infer-types.
-Program program(std::string text) {
-  Program p(std::move(text));
-  INFO(text);
-  REQUIRE(p.errors().empty());
-  return p;
-}
-
 std::string reshape(const Shape &from, const Shape &to) {
   std::optional<ShardingRule> rule = reshapeRule(from, to);
   REQUIRE(rule);
@@ -107,7 +111,7 @@ TEST_CASE("str prints Shardy's text: factors, sizes, kinds, empty dims", "[rules
   int l = rule.addFactor(4, FactorKind::NeedReplication);
   int m = rule.addFactor(2, FactorKind::Permutation);
   rule.operands.push_back({{l, m}, {}});
-  rule.operands.push_back({});
+  rule.operands.emplace_back();
   CHECK(rule.str() == "([i, k], [k, j], [lm, 1], [])->([i, j]) {i=8, j=32, k=16, l=4, m=2} "
                       "reduction={k} need_replication={l} permutation={m}");
 
@@ -187,7 +191,7 @@ TEST_CASE("unary ops and convert map each dim to one pass-through factor", "[rul
     names.push_back(name);
   }
   text += "  %c = convert %x : tensor<4x8xf64>\n  %n = neg %s\n}\n";
-  Program p = program(text);
+  Program p(text);
   for (const std::string &name : names)
     CHECK(p.rule(name) == "([i, j])->([i, j]) {i=4, j=8}");
   CHECK(p.rule("c") == "([i, j])->([i, j]) {i=4, j=8}");
@@ -195,7 +199,7 @@ TEST_CASE("unary ops and convert map each dim to one pass-through factor", "[rul
 }
 
 TEST_CASE("sharding_constraint and reshard are pass-through", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 @mesh_x2 = <["x"=2]>
 func @f(%a: tensor<8x16xf32>) {
   %c = sharding_constraint %a sharding<@mesh_x2, [{"x"}, {?}]>
@@ -207,7 +211,7 @@ func @f(%a: tensor<8x16xf32>) {
 }
 
 TEST_CASE("binary ops broadcast numpy-style", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%a: tensor<4x8xf32>, %row: tensor<8xf32>, %col: tensor<4x1xf32>,
         %one: tensor<1x8xf32>, %s: tensor<f32>, %x: tensor<2x1x8xf32>,
         %y: tensor<3x1xf32>, %u: tensor<1x1xf32>) {
@@ -246,13 +250,13 @@ TEST_CASE("every binary op has the broadcasting rule", "[rules]") {
     names.push_back(name);
   }
   text += "}\n";
-  Program p = program(text);
+  Program p(text);
   for (const std::string &name : names)
     CHECK(p.rule(name) == "([i, j], [j])->([i, j]) {i=4, j=8}");
 }
 
 TEST_CASE("select broadcasts its three operands", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%p: tensor<4x1xi1>, %ps: tensor<i1>, %a: tensor<8xf32>, %b: tensor<4x8xf32>) {
   %s = select %p, %a, %b
   %t = select %ps, %b, %b
@@ -263,7 +267,7 @@ func @f(%p: tensor<4x1xi1>, %ps: tensor<i1>, %a: tensor<8xf32>, %b: tensor<4x8xf
 }
 
 TEST_CASE("creation ops have one factor per result dim and no operands", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f() {
   %c = constant dense<1.5> : tensor<4x4xf32>
   %s = constant dense<2> : tensor<f64>
@@ -282,7 +286,7 @@ func @f() {
 // ---- contractions and reductions ---------------------------------------------------
 
 TEST_CASE("matmul: m and n pass through, k is a reduction", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) {
   %m = matmul %a, %b
 }
@@ -291,7 +295,7 @@ func @f(%a: tensor<8x16xf32>, %b: tensor<16x32xf32>) {
 }
 
 TEST_CASE("batched matmul: batch factors, absent where a batch dim broadcasts", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%a: tensor<2x8x16xf64>, %b: tensor<2x16x32xf64>, %w: tensor<16x32xf64>,
         %c: tensor<5x1x8x16xf64>, %d: tensor<3x16x32xf64>, %e: tensor<1x8x16xf64>,
         %g: tensor<1x16x4xf64>, %h: tensor<8x16xf64>) {
@@ -313,7 +317,7 @@ func @f(%a: tensor<2x8x16xf64>, %b: tensor<2x16x32xf64>, %w: tensor<16x32xf64>,
 }
 
 TEST_CASE("einsum: one factor per label, summed labels are reductions", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>, %m: tensor<4x8xf32>,
         %u: tensor<4xf32>, %v: tensor<8xf32>, %c: tensor<8x16xf32>, %e: tensor<2x16xf32>) {
   %bmm = einsum "bij,bjk->bik" (%a, %b)
@@ -336,7 +340,7 @@ func @f(%a: tensor<2x4x8xf32>, %b: tensor<2x8x16xf32>, %m: tensor<4x8xf32>,
 }
 
 TEST_CASE("reductions: reduced dims on the operand only, keep_dims leaves a 1", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%x: tensor<2x4x8xf32>, %i: tensor<6xi64>) {
   %sum = reduce_sum %x {dims = [1]}
   %max = reduce_max %x {dims = [0, 2], keep_dims = true}
@@ -361,7 +365,7 @@ func @f(%x: tensor<2x4x8xf32>, %i: tensor<6xi64>) {
 // ---- shape ops -------------------------------------------------------------------------
 
 TEST_CASE("transpose permutes the factors", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%x: tensor<2x4x8xf32>, %y: tensor<256x32x64x100xf32>, %m: tensor<4x8xf32>) {
   %t = transpose %x {perm = [2, 0, 1]}
   %shardy = transpose %y {perm = [3, 1, 0, 2]}
@@ -376,7 +380,7 @@ func @f(%x: tensor<2x4x8xf32>, %y: tensor<256x32x64x100xf32>, %m: tensor<4x8xf32
 }
 
 TEST_CASE("broadcast: new and expanded dims get their own factors", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%v: tensor<8xf32>, %c: tensor<4x1xf32>, %s: tensor<f32>, %a: tensor<2x13x1xf32>,
         %b: tensor<2x1x13xf32>) {
   %row = broadcast %v {dims = [1]} : tensor<4x8xf32>
@@ -394,7 +398,7 @@ func @f(%v: tensor<8xf32>, %c: tensor<4x1xf32>, %s: tensor<f32>, %a: tensor<2x13
 }
 
 TEST_CASE("concat: the concatenated dim is a permutation factor of the result's size", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>) {
   %rows = concat %a, %b {dim = 0}
   %cols = concat %a, %a, %a {dim = 1}
@@ -410,7 +414,7 @@ func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>) {
 }
 
 TEST_CASE("slice: sliced dims are permutation factors of the operand's size", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%x: tensor<4x8xf32>, %y: tensor<32x4x8xf32>) {
   %whole = slice %x {start = [0, 0], limit = [4, 8]}
   %window = slice %x {start = [1, 2], limit = [3, 8], stride = [1, 3]}
@@ -429,7 +433,7 @@ func @f(%x: tensor<4x8xf32>, %y: tensor<32x4x8xf32>) {
 }
 
 TEST_CASE("pad: padded dims are permutation factors of the operand's size", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%x: tensor<4x8xf32>, %i: tensor<3xi32>) {
   %both = pad %x {low = [1, 3], high = [2, 0], value = 0.0}
   %none = pad %x {low = [0, 0], high = [0, 0]}
@@ -444,7 +448,7 @@ func @f(%x: tensor<4x8xf32>, %i: tensor<3xi32>) {
 }
 
 TEST_CASE("the reshape op uses the reshape factorization", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 func @f(%x: tensor<8xf32>, %y: tensor<4x6xf32>, %z: tensor<3x2xf32>, %w: tensor<1x1xf32>) {
   %split = reshape %x : tensor<2x4xf32>
   %gcd = reshape %y : tensor<8x3xf32>
@@ -461,7 +465,7 @@ func @f(%x: tensor<8xf32>, %y: tensor<4x6xf32>, %z: tensor<3x2xf32>, %w: tensor<
 // ---- ops without a rule -------------------------------------------------------------------
 
 TEST_CASE("manual_computation and the collectives have no rule; ops in a body do", "[rules]") {
-  Program p = program(R"(
+  Program p(R"(
 @mesh_x2_y4 = <["x"=2, "y"=4]>
 func @f(%a: tensor<8x8xf32>) {
   %r = manual_computation (%a) in_shardings=[sharding<@mesh_x2_y4, [{"x"}, {"y"}]>]
@@ -496,8 +500,8 @@ func @f(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
   %after = neg %bad
 }
 %w = neg %v
-)");
-  REQUIRE_FALSE(p.errors().empty());
+)",
+            Errors::Expected);
   for (const char *name : {"bad", "after", "w"}) {
     INFO(name);
     const Op *op = p.op(name);
@@ -669,4 +673,87 @@ TEST_CASE("reshape property: random shape pairs keep every invariant", "[rules]"
       REQUIRE(pointsFormChain(from, to));
   }
   CHECK(chains > 1500);
+}
+
+namespace {
+
+/// Every way to write `n` as an ordered product of factors > 1.
+std::vector<std::vector<int64_t>> orderedFactorizations(int64_t n) {
+  if (n == 1)
+    return {{}};
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t first = 2; first <= n; ++first) {
+    if (n % first != 0)
+      continue;
+    for (std::vector<int64_t> rest : orderedFactorizations(n / first)) {
+      rest.insert(rest.begin(), first);
+      out.push_back(std::move(rest));
+    }
+  }
+  return out;
+}
+
+/// Every factorization of a whole shape, each dim split its own way, as the
+/// set of (start point, size) of its factors.
+std::vector<std::set<std::pair<int64_t, int64_t>>> shapeFactorizations(const Shape &shape) {
+  std::vector<std::set<std::pair<int64_t, int64_t>>> out = {{}};
+  int64_t point = 1;
+  for (int64_t dim : shape) {
+    std::vector<std::set<std::pair<int64_t, int64_t>>> next;
+    for (const auto &prefix : out) {
+      for (const std::vector<int64_t> &split : orderedFactorizations(dim)) {
+        auto pieces = prefix;
+        int64_t start = point;
+        for (int64_t size : split) {
+          pieces.insert({start, size});
+          start *= size;
+        }
+        next.push_back(std::move(pieces));
+      }
+    }
+    out = std::move(next);
+    point *= dim;
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("reshape property: the factors shared by both sides cover the most elements", "[rules]") {
+  // Brute force over small shapes: no pair of factorizations of the two
+  // shapes shares factors of a larger total size than reshapeRule's.
+  std::mt19937 rng(777);
+  const std::vector<int64_t> pool = {2, 2, 3, 2, 3, 5, 4, 6};
+  for (int iteration = 0; iteration < 300; ++iteration) {
+    std::vector<int64_t> factors;
+    size_t count = 1 + rng() % 4;
+    for (size_t i = 0; i < count; ++i)
+      factors.push_back(pool[rng() % pool.size()]);
+    std::vector<int64_t> other = factors;
+    std::shuffle(other.begin(), other.end(), rng);
+    Shape from = randomShape(factors, rng), to = randomShape(other, rng);
+    INFO("reshape " << Catch::Detail::stringify(from) << " -> " << Catch::Detail::stringify(to));
+    std::optional<ShardingRule> rule = reshapeRule(from, to);
+    REQUIRE(rule);
+    INFO(rule->str());
+
+    std::map<int, int64_t> outStarts = factorStarts(*rule, rule->results[0]);
+    int64_t shared = 1;
+    for (auto [factor, start] : factorStarts(*rule, rule->operands[0]))
+      if (outStarts.count(factor))
+        shared *= rule->factorSizes[factor];
+
+    int64_t best = 1;
+    auto fromSplits = shapeFactorizations(from), toSplits = shapeFactorizations(to);
+    for (const auto &a : fromSplits) {
+      for (const auto &b : toSplits) {
+        int64_t coverage = 1;
+        for (const auto &piece : a)
+          if (b.count(piece))
+            coverage *= piece.second;
+        best = std::max(best, coverage);
+      }
+    }
+    CHECK(shared == best);
+  }
 }
