@@ -1,0 +1,179 @@
+// Internals of propagate-shardings, shared by its files and the unit tests:
+//
+//   propagate_projection.cpp  axis arithmetic; tensor sharding -> factor
+//                             shardings (splitting axes into sub-axes) and back
+//                             (merging them)
+//   propagate_factors.cpp     the per-factor decision for one op: compatible
+//                             axes, legality per tensor, conflicts between
+//                             factors (Shardy's aggressive strategy)
+//   propagate_graph.cpp       the propagation edges of a function: ops with a
+//                             rule, constraints, function results,
+//                             manual_computation boundaries
+//   propagate.cpp             the driver: user priorities, op priorities, the
+//                             fixed point, meshes, closing, origins
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/ShardingOrigins.h"
+#include "passes/ShardingRules.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::propagation {
+
+// ---- axis arithmetic on one mesh --------------------------------------------
+//
+// An axis or sub-axis is the range [pre, pre*size) of its mesh axis's
+// "pre-size product" coordinate; a full axis "x"=4 is (1)4.
+
+/// Size of the full mesh axis `name` (1 when the mesh lacks it).
+int64_t fullAxisSize(const std::string &name, const Mesh &mesh);
+/// The pre-size of `a`: 1 for a full axis.
+int64_t preSizeOf(const AxisRef &a);
+/// The number of devices `a` splits into.
+int64_t sizeOf(const AxisRef &a, const Mesh &mesh);
+/// Product of the sizes of `axes`.
+int64_t productOf(const std::vector<AxisRef> &axes, const Mesh &mesh);
+/// `"x":(pre)size`, or the full axis `"x"` when it covers the whole axis.
+AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, const Mesh &mesh);
+/// Same axis or sub-axis (a full axis equals its (1)n form).
+bool sameAxis(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, const Mesh &mesh);
+/// `a` is a prefix of `b` (or equal): same name and pre-size, size(a) divides size(b).
+bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+/// `b` lies inside `a`.
+bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+/// The ranges of `a` and `b` intersect.
+bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+/// The largest prefix of `a` that does not overlap `b`; nullopt when none.
+std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+/// Appends `a`, merging it into the last axis when they are consecutive
+/// sub-axes ("x":(1)2 then "x":(2)2 gives "x" on a mesh with "x"=4).
+void appendMerging(std::vector<AxisRef> &axes, const AxisRef &a, const Mesh &mesh);
+
+/// How a list of axes relates to another (Shardy's isAxisListPrefixOf).
+enum class PrefixStatus { Equal, StrictPrefix, NotAPrefix };
+PrefixStatus axisListPrefix(const std::vector<AxisRef> &first, const std::vector<AxisRef> &second,
+                            const Mesh &mesh);
+
+// ---- projection ---------------------------------------------------------------
+
+/// One factor of one tensor.
+struct FactorSharding {
+  bool present = false;         // the tensor has this factor
+  std::vector<AxisRef> axes;    // major to minor
+  std::vector<AxisRef> overflow; // axes left over when a non-minor-most factor
+                                 // and the next axis are coprime
+  bool closed = false;          // its dim is closed (or follows an overflow)
+  bool minorMost = false;       // last factor of its dim
+  std::vector<int> majors;      // the factors before it in its dim
+};
+
+/// One tensor of an op, projected onto the op's factors.
+struct TensorProjection {
+  /// False: the tensor takes no part (another mesh, a maximal mesh).
+  bool present = true;
+  /// A source only: its sharding is never updated.
+  bool readOnly = false;
+  std::vector<FactorSharding> factors; // by factor index
+  /// Axes this tensor may not take: explicitly replicated, already on a dim
+  /// without factors, or manual in an enclosing manual_computation.
+  std::vector<AxisRef> blocked;
+  int64_t elements = 1; // conflicts prefer the larger tensor
+};
+
+/// All tensors of one op: operands first, then results.
+struct Projection {
+  std::vector<TensorProjection> tensors;
+  size_t numOperands = 0;
+};
+
+/// Projects `sharding` (null: no sharding yet, every dim open and empty) of a
+/// tensor whose dims map to `dims` onto the rule's factors. Step by step:
+/// the axes of each dim go to its factors major to minor; a factor that is not
+/// the dim's minor-most takes axes until it is full, splitting an axis by gcd
+/// where it is larger ("x"=4 over factors 2,2 gives "x":(1)2 and "x":(2)2);
+/// the minor-most factor takes whatever is left (non-divisible included).
+TensorProjection projectTensor(const Sharding *sharding, const TensorFactors &dims,
+                               const ShardingRule &rule, const Mesh &mesh,
+                               const std::vector<AxisRef> &forbidden);
+
+/// The dims of `tensor` back as axes lists (merging consecutive sub-axes). A
+/// dim without factors keeps `oldDims[d]` (when given). Stops in a dim after a
+/// factor with overflow axes or one that is not full (a later factor would
+/// need a strided view).
+std::vector<std::vector<AxisRef>> projectBack(const TensorProjection &tensor,
+                                              const TensorFactors &dims, const ShardingRule &rule,
+                                              const Mesh &mesh,
+                                              const std::vector<DimSharding> *oldDims);
+
+/// Whether `tensor` may add axes to factor `f` now: present, open, no
+/// overflow, and every factor before it in its dim already full.
+bool canGrow(const TensorProjection &tensor, int f, const ShardingRule &rule, const Mesh &mesh);
+
+// ---- the per-factor decision ---------------------------------------------------
+
+enum class Direction { None, Forward, Backward, Both };
+
+/// What one op's factor propagation did.
+struct FactorUpdate {
+  std::vector<bool> changed;      // per tensor (operands then results)
+  std::vector<int> source;        // per factor: the tensor its axes came from, -1 if none
+  std::vector<std::vector<AxisRef>> compatible; // per factor, before per-tensor legality
+};
+
+/// Decides, per factor, the axes every tensor gains and writes them into
+/// `projection` (only ever appending). `direction(f)` says which tensors may
+/// lead factor f; `elementwise` keeps axes from moving sideways between
+/// operands past what the results have (Shardy's rule for elementwise ops).
+FactorUpdate propagateFactors(Projection &projection, const ShardingRule &rule,
+                              const std::function<Direction(int)> &direction, bool elementwise,
+                              const Mesh &mesh);
+
+// ---- the graph of one function ----------------------------------------------------
+
+/// One tensor of an edge: where its sharding lives.
+struct Slot {
+  std::optional<Sharding> *sharding = nullptr;
+  TensorType type;
+  /// A read-only source (manual_computation in/out shardings): never updated.
+  bool fixed = false;
+};
+
+/// A propagation step: an op with a factor rule, or an identity between two
+/// places that must agree (a sharding_constraint, a returned value and the
+/// function's result, a manual_computation operand and its in_sharding).
+struct Edge {
+  const Op *op = nullptr; // null for function results
+  ShardingRule rule;
+  std::vector<Slot> operands, results;
+  /// Manual axes of the enclosing manual_computations: no tensor of this
+  /// edge may take them.
+  std::vector<AxisRef> forbidden;
+  bool passThroughOp = false; // op priority 0 (elementwise, reshape, transpose, identities)
+  bool broadcast = false;     // pass-through factors go backward only (op priority 1)
+  bool elementwise = false;
+  Loc loc;
+};
+
+/// The edges of every function and the snippet, in program order, and the
+/// storage of the fixed shardings they refer to.
+struct Graph {
+  std::vector<std::vector<Edge>> functions; // one edge list per function
+  std::deque<std::optional<Sharding>> fixedShardings;
+};
+
+/// Builds the edges of `module`. Also gives each sharding_constraint and
+/// reshard result the constraint's sharding when it has none of its own.
+Graph buildGraph(Module &module);
+
+/// The identity rule of a tensor type: one pass-through factor per dim
+/// (size-1 dims get none).
+ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults);
+
+} // namespace shardc::propagation

@@ -1,0 +1,46 @@
+// Where each axis of a propagated sharding came from: the side record that
+// propagate-shardings keeps when asked (for `--explain` and
+// `--debug-origins`, STYLE point 14). Nothing is recorded unless a caller
+// passes a ShardingOrigins to propagateShardings, so the normal pipeline pays
+// nothing for it.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardc {
+
+/// The origin of one axis on one dimension of one tensor.
+struct AxisOrigin {
+  /// The annotation the axis was first written in: the axis inside a
+  /// `sharding<...>` on a parameter, a result, a sharding_constraint, a
+  /// function result or a manual_computation in/out sharding.
+  Loc loc;
+  /// The user-priority round in which the axis reached this tensor (for an
+  /// axis written on the tensor itself: the priority of its dimension).
+  int64_t priority = 0;
+  /// False when the axis was written on this tensor, true when propagation
+  /// brought it here.
+  bool propagated = false;
+};
+
+/// Per dimension: full axis name (a sub-axis "x":(2)2 is recorded under "x")
+/// to its origin.
+using DimOrigins = std::map<std::string, AxisOrigin>;
+
+/// The origins of every sharded value and function result after propagation.
+struct ShardingOrigins {
+  std::map<const Value *, std::vector<DimOrigins>> values;
+  std::map<const ResultSpec *, std::vector<DimOrigins>> results;
+};
+
+/// propagateShardings (passes/Passes.h) that also fills `origins` (when not
+/// null) with the origin of every axis of every value and function result.
+bool propagateShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins);
+
+} // namespace shardc

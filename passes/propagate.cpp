@@ -1,0 +1,414 @@
+// propagate-shardings: completes every value's sharding (OpenXLA Shardy's
+// default pipeline: user priorities, then op priorities, aggressive conflict
+// resolution). The driver; the steps live in propagate_projection.cpp,
+// propagate_factors.cpp and propagate_graph.cpp (see PropagateInternal.h).
+//
+//   1. Edges: every op with a factor rule, every sharding_constraint/reshard,
+//      returned value <-> function result, manual_computation boundaries.
+//   2. User priorities: a dim with priority p > 0 starts closed and empty, its
+//      axes held back as if explicitly replicated (nothing else may take them
+//      on that tensor), and is released, as written, before round p. A later
+//      round can only add axes, so it never overrides an earlier decision.
+//   3. Each round runs Shardy's three op-priority stages, each to a fixed
+//      point of forward then backward sweeps over the edges:
+//        stage 0: only pass-through ops (elementwise, reshape, transpose, the
+//                 identity edges), every factor both ways;
+//        stage 1: also the pass-through factors of every other op (broadcast:
+//                 backward only);
+//        stage 2: every factor of every op.
+//   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
+//      name, the first on a tie; maximal and empty meshes never count);
+//      tensors on another mesh take no part. Project, decide per factor,
+//      project back; a tensor that gains axes is updated (a tensor without a
+//      sharding gets one with every dim open).
+//   5. Close: every dim closed, no priorities. A value that no sharding
+//      reached gets a replicated sharding when the program has exactly one
+//      mesh with axes; otherwise it stays without one.
+//
+// Worked example (examples/mlp.shd): %h = matmul %x, %w1 takes "x" on its
+// rows from %x and "y" on its columns from %w1; add and relu pass [{"x"},
+// {"y"}] on to %a; the second matmul's result is closed at [{"x"}, {}].
+#include "passes/Passes.h"
+#include "passes/PropagateInternal.h"
+#include "passes/ShardingOrigins.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardc {
+namespace {
+
+using namespace propagation;
+
+using Storage = std::optional<Sharding>;
+
+/// A dim held back until its priority's round.
+struct Deferred {
+  Storage *storage;
+  size_t dim;
+  DimSharding original;
+  int64_t priority;
+};
+
+/// Origins per sharding storage, while propagation runs.
+using OriginTable = std::map<const Storage *, std::vector<DimOrigins>>;
+
+class Propagator {
+public:
+  Propagator(Module &module, ShardingOrigins *origins) : module_(module), origins_(origins) {}
+
+  void run() {
+    graph_ = buildGraph(module_);
+    collectStorage();
+    if (origins_)
+      recordWrittenOrigins();
+    std::vector<int64_t> rounds = deferPriorities();
+    for (int64_t round : rounds) {
+      round_ = round;
+      release(round);
+      for (std::vector<Edge> &edges : graph_.functions)
+        for (int stage = 0; stage < 3; ++stage)
+          fixedPoint(edges, stage);
+    }
+    close();
+    if (origins_)
+      exportOrigins();
+  }
+
+private:
+  // ---- storage -------------------------------------------------------------------
+
+  void collectStorage() {
+    auto addValue = [&](Value &v) {
+      if (!v.typeKnown)
+        return;
+      storage_.push_back(&v.sharding);
+      ranks_[&v.sharding] = v.type.rank();
+      valueOf_[&v.sharding] = &v;
+    };
+    auto addBlock = [&](Block &b) {
+      for (auto &arg : b.args)
+        addValue(*arg);
+      walkOps(b, [&](Op &op) {
+        for (auto &r : op.results)
+          addValue(*r);
+        if (op.body)
+          for (auto &arg : op.body->args)
+            addValue(*arg);
+      });
+    };
+    auto addFunction = [&](Function &f) {
+      addBlock(f.body);
+      for (ResultSpec &spec : f.results) {
+        if (spec.typeInvalid)
+          continue;
+        storage_.push_back(&spec.sharding);
+        ranks_[&spec.sharding] = spec.type.rank();
+        resultOf_[&spec.sharding] = &spec;
+      }
+    };
+    addFunction(module_.snippet);
+    for (auto &f : module_.functions)
+      addFunction(*f);
+  }
+
+  // ---- user priorities -----------------------------------------------------------
+
+  /// Holds back every dim with a priority > 0; returns the rounds to run.
+  std::vector<int64_t> deferPriorities() {
+    std::set<int64_t> rounds = {0};
+    for (Storage *s : storage_) {
+      if (!*s)
+        continue;
+      Sharding &sharding = **s;
+      for (size_t d = 0; d < sharding.dims.size(); ++d) {
+        DimSharding &dim = sharding.dims[d];
+        int64_t p = dim.priority.value_or(0);
+        dim.priority.reset();
+        if (p <= 0)
+          continue;
+        deferred_.push_back(Deferred{s, d, dim, p});
+        rounds.insert(p);
+        sharding.replicated.insert(sharding.replicated.end(), dim.axes.begin(), dim.axes.end());
+        dim.axes.clear();
+        dim.open = false;
+      }
+    }
+    return {rounds.begin(), rounds.end()};
+  }
+
+  void release(int64_t round) {
+    for (Deferred &d : deferred_) {
+      if (d.priority != round || !*d.storage)
+        continue;
+      Sharding &sharding = **d.storage;
+      std::vector<AxisRef> &replicated = sharding.replicated;
+      for (const AxisRef &a : d.original.axes)
+        for (auto it = replicated.begin(); it != replicated.end(); ++it)
+          if (it->name == a.name && it->preSize == a.preSize && it->size == a.size) {
+            replicated.erase(it);
+            break;
+          }
+      sharding.dims[d.dim] = d.original;
+      sharding.dims[d.dim].priority.reset();
+    }
+  }
+
+  // ---- the fixed point -------------------------------------------------------------
+
+  void fixedPoint(std::vector<Edge> &edges, int stage) {
+    // Axes only ever grow, so this ends; the bound guards against a bug.
+    for (int sweep = 0; sweep < 10000; ++sweep) {
+      bool changed = false;
+      for (Edge &edge : edges)
+        changed |= visit(edge, stage);
+      for (auto it = edges.rbegin(); it != edges.rend(); ++it)
+        changed |= visit(*it, stage);
+      if (!changed)
+        return;
+    }
+  }
+
+  static Direction direction(const Edge &edge, int f, int stage) {
+    FactorKind kind = edge.rule.factorKinds[f];
+    if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
+      return Direction::None;
+    if (stage >= 2 || edge.passThroughOp)
+      return Direction::Both;
+    if (stage == 1 && kind == FactorKind::PassThrough)
+      return edge.broadcast ? Direction::Backward : Direction::Both;
+    return Direction::None;
+  }
+
+  /// The mesh most of the edge's sharded tensors name (first on a tie).
+  const Mesh *edgeMesh(const Edge &edge) const {
+    std::vector<std::pair<const Mesh *, int>> counts;
+    auto count = [&](const Slot &slot) {
+      if (!*slot.sharding)
+        return;
+      const Mesh *mesh = module_.findMesh((*slot.sharding)->meshName);
+      if (!mesh || mesh->isEmpty() || mesh->isMaximal())
+        return;
+      for (auto &[m, n] : counts)
+        if (m == mesh) {
+          ++n;
+          return;
+        }
+      counts.emplace_back(mesh, 1);
+    };
+    for (const Slot &slot : edge.operands)
+      count(slot);
+    for (const Slot &slot : edge.results)
+      count(slot);
+    const Mesh *best = nullptr;
+    int bestCount = 0;
+    for (auto &[m, n] : counts)
+      if (n > bestCount) {
+        best = m;
+        bestCount = n;
+      }
+    return best;
+  }
+
+  bool visit(Edge &edge, int stage) {
+    const ShardingRule &rule = edge.rule;
+    bool anyDirection = false;
+    for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
+      anyDirection = direction(edge, static_cast<int>(f), stage) != Direction::None;
+    if (!anyDirection)
+      return false;
+    const Mesh *mesh = edgeMesh(edge);
+    if (!mesh)
+      return false;
+
+    std::vector<const Slot *> slots;
+    std::vector<const TensorFactors *> mappings;
+    for (size_t i = 0; i < edge.operands.size(); ++i) {
+      slots.push_back(&edge.operands[i]);
+      mappings.push_back(&rule.operands[i]);
+    }
+    for (size_t i = 0; i < edge.results.size(); ++i) {
+      slots.push_back(&edge.results[i]);
+      mappings.push_back(&rule.results[i]);
+    }
+
+    Projection projection;
+    projection.numOperands = edge.operands.size();
+    for (size_t t = 0; t < slots.size(); ++t) {
+      const Storage &s = *slots[t]->sharding;
+      TensorProjection tensor;
+      if (!s || s->meshName == mesh->name) {
+        tensor = projectTensor(s ? &*s : nullptr, *mappings[t], rule, *mesh, edge.forbidden);
+      } else {
+        tensor.present = false;
+        tensor.factors.resize(rule.numFactors());
+      }
+      tensor.readOnly = slots[t]->fixed;
+      tensor.elements = slots[t]->type.numElements();
+      projection.tensors.push_back(std::move(tensor));
+    }
+
+    FactorUpdate update = propagateFactors(
+        projection, rule,
+        [&](int f) { return direction(edge, f, stage); }, edge.elementwise, *mesh);
+
+    bool changed = false;
+    for (size_t t = 0; t < slots.size(); ++t) {
+      if (!update.changed[t] || slots[t]->fixed)
+        continue;
+      changed |= store(*slots[t], projection.tensors[t], *mappings[t], rule, *mesh,
+                       [&](size_t d, const std::string &axisName) {
+                         return originFor(slots, mappings, projection, update, t, d, axisName,
+                                          edge.loc);
+                       });
+    }
+    return changed;
+  }
+
+  /// Writes the projected-back dims of `tensor` into its slot when they add
+  /// axes. Never removes an axis, never touches a closed dim.
+  template <typename OriginFn>
+  bool store(const Slot &slot, const TensorProjection &tensor, const TensorFactors &dims,
+             const ShardingRule &rule, const Mesh &mesh, OriginFn originOf) {
+    Storage &s = *slot.sharding;
+    std::vector<std::vector<AxisRef>> newDims =
+        projectBack(tensor, dims, rule, mesh, s ? &s->dims : nullptr);
+    Sharding next = s ? *s : Sharding::replicatedOn(mesh.name, dims.size());
+    if (!s)
+      for (DimSharding &dim : next.dims)
+        dim.open = true;
+    bool changed = false;
+    for (size_t d = 0; d < next.dims.size() && d < newDims.size(); ++d) {
+      DimSharding &dim = next.dims[d];
+      if (!dim.open || sameAxes(dim.axes, newDims[d], mesh) ||
+          axisListPrefix(dim.axes, newDims[d], mesh) != PrefixStatus::StrictPrefix)
+        continue;
+      dim.axes = newDims[d];
+      changed = true;
+      if (origins_) {
+        std::vector<DimOrigins> &table = originTable_[&s];
+        table.resize(next.dims.size());
+        for (const AxisRef &a : dim.axes)
+          if (!table[d].count(a.name))
+            table[d][a.name] = originOf(d, a.name);
+      }
+    }
+    if (changed)
+      s = std::move(next);
+    return changed;
+  }
+
+  /// Where axis `axisName`, new on dim `d` of tensor `t`, came from: the
+  /// origin it has on the source tensor of the factor that brought it.
+  AxisOrigin originFor(const std::vector<const Slot *> &slots,
+                       const std::vector<const TensorFactors *> &mappings,
+                       const Projection &projection, const FactorUpdate &update, size_t t,
+                       size_t d, const std::string &axisName, Loc fallback) const {
+    AxisOrigin origin{fallback, round_, true};
+    for (int f : (*mappings[t])[d]) {
+      bool has = false;
+      for (const AxisRef &a : projection.tensors[t].factors[f].axes)
+        has |= a.name == axisName;
+      int src = update.source[f];
+      if (!has || src < 0)
+        continue;
+      auto table = originTable_.find(slots[src]->sharding);
+      if (table == originTable_.end())
+        break;
+      const TensorFactors &srcDims = *mappings[src];
+      for (size_t sd = 0; sd < srcDims.size() && sd < table->second.size(); ++sd)
+        for (int g : srcDims[sd])
+          if (g == f) {
+            auto it = table->second[sd].find(axisName);
+            if (it != table->second[sd].end())
+              origin.loc = it->second.loc;
+          }
+      break;
+    }
+    return origin;
+  }
+
+  // ---- the end ---------------------------------------------------------------------
+
+  void close() {
+    const Mesh *single = nullptr;
+    int meshesWithAxes = 0;
+    for (const auto &mesh : module_.meshes)
+      if (!mesh->isEmpty() && !mesh->isMaximal()) {
+        single = mesh.get();
+        ++meshesWithAxes;
+      }
+    for (Storage *s : storage_) {
+      if (!*s) {
+        if (meshesWithAxes == 1)
+          *s = Sharding::replicatedOn(single->name, ranks_[s]);
+        continue;
+      }
+      for (DimSharding &dim : (*s)->dims) {
+        dim.open = false;
+        dim.priority.reset();
+      }
+      if (const Mesh *mesh = module_.findMesh((*s)->meshName))
+        canonicalizeReplicated((*s)->replicated, *mesh);
+    }
+  }
+
+  // ---- origins -------------------------------------------------------------------
+
+  void recordWrittenOrigins() {
+    auto record = [&](const Storage *s) {
+      if (!*s)
+        return;
+      std::vector<DimOrigins> &table = originTable_[s];
+      table.resize((*s)->dims.size());
+      for (size_t d = 0; d < (*s)->dims.size(); ++d) {
+        const DimSharding &dim = (*s)->dims[d];
+        for (const AxisRef &a : dim.axes) {
+          Loc loc = a.loc.known() ? a.loc : dim.loc.known() ? dim.loc : (*s)->loc;
+          table[d][a.name] = AxisOrigin{loc, dim.priority.value_or(0), false};
+        }
+      }
+    };
+    for (const Storage *s : storage_)
+      record(s);
+    for (const Storage &s : graph_.fixedShardings)
+      record(&s);
+  }
+
+  void exportOrigins() {
+    for (auto &[s, table] : originTable_) {
+      if (auto it = valueOf_.find(s); it != valueOf_.end())
+        origins_->values[it->second] = table;
+      else if (auto it2 = resultOf_.find(s); it2 != resultOf_.end())
+        origins_->results[it2->second] = table;
+    }
+  }
+
+  Module &module_;
+  ShardingOrigins *origins_;
+  Graph graph_;
+  std::vector<Storage *> storage_;
+  std::map<const Storage *, size_t> ranks_;
+  std::map<const Storage *, const Value *> valueOf_;
+  std::map<const Storage *, const ResultSpec *> resultOf_;
+  std::vector<Deferred> deferred_;
+  OriginTable originTable_;
+  int64_t round_ = 0;
+};
+
+} // namespace
+
+bool propagateShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins) {
+  // The pass assumes well-formed, typed, verified IR.
+  if (diags.hasErrors())
+    return false;
+  Propagator(module, origins).run();
+  return true;
+}
+
+bool propagateShardings(Module &module, DiagnosticEngine &diags) {
+  return propagateShardings(module, diags, nullptr);
+}
+
+} // namespace shardc

@@ -1,0 +1,254 @@
+// propagate-shardings, part 3: the propagation edges of each function, in
+// program order. An edge is an op with a factor rule (ShardingRules.h) or an
+// identity between two places whose shardings must agree:
+//   - sharding_constraint / reshard: operand <-> result, whose sharding is
+//     the constraint's (closed dims stay, open dims may grow). In default
+//     mode reshard is treated as a constraint.
+//   - a returned value <-> the function's declared result (ResultSpec).
+//   - manual_computation, the simple form: each operand <- its in_sharding,
+//     each body argument <- its in_sharding without the manual axes, each
+//     returned body value <- its out_sharding without them, each result <-
+//     its out_sharding. The in/out shardings themselves are read-only
+//     sources; inside the body no tensor may take a manual axis.
+// Ops without a rule (collectives, ops whose types are unknown) are no edges:
+// nothing propagates through them.
+#include "passes/PropagateInternal.h"
+
+#include <algorithm>
+#include <set>
+
+namespace shardc::propagation {
+
+ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults) {
+  ShardingRule rule;
+  TensorFactors dims;
+  for (int64_t size : type.shape) {
+    if (size <= 1) {
+      dims.emplace_back();
+      continue;
+    }
+    rule.factorSizes.push_back(size);
+    rule.factorKinds.push_back(FactorKind::PassThrough);
+    dims.push_back({static_cast<int>(rule.factorSizes.size() - 1)});
+  }
+  rule.operands.assign(numOperands, dims);
+  rule.results.assign(numResults, dims);
+  return rule;
+}
+
+namespace {
+
+/// Whether `rule` maps exactly the tensors `types`: one mapping per tensor,
+/// one entry per dim, factor products equal to dim sizes (but for a lone
+/// permutation factor), each factor once per tensor (ShardingRules.h's
+/// checkShardingRule, the parts propagation relies on). A rule that does not
+/// fit is not used.
+bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappings,
+              const std::vector<const TensorType *> &types) {
+  if (mappings.size() != types.size())
+    return false;
+  for (size_t t = 0; t < types.size(); ++t) {
+    const TensorFactors &dims = mappings[t];
+    if (dims.size() != types[t]->rank())
+      return false;
+    std::set<int> seen;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t product = 1;
+      for (int f : dims[d]) {
+        if (f < 0 || static_cast<size_t>(f) >= rule.numFactors() || !seen.insert(f).second ||
+            rule.factorSizes[f] < 1)
+          return false;
+        product *= rule.factorSizes[f];
+      }
+      // A permutation factor (concat, slice, pad) may differ from its dim.
+      bool permutation =
+          dims[d].size() == 1 && rule.factorKinds[dims[d][0]] == FactorKind::Permutation;
+      int64_t size = types[t]->shape[d];
+      if (product != size && !permutation && !(dims[d].empty() && size <= 1))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// The sharding with priorities dropped and the `manual` axes removed.
+Sharding withoutManualAxes(const Sharding &sharding, const std::vector<AxisRef> &manual) {
+  auto isManual = [&](const AxisRef &a) {
+    for (const AxisRef &m : manual)
+      if (m.name == a.name)
+        return true;
+    return false;
+  };
+  Sharding out = sharding;
+  for (DimSharding &dim : out.dims) {
+    dim.priority.reset();
+    dim.axes.erase(std::remove_if(dim.axes.begin(), dim.axes.end(), isManual), dim.axes.end());
+  }
+  out.replicated.erase(std::remove_if(out.replicated.begin(), out.replicated.end(), isManual),
+                       out.replicated.end());
+  return out;
+}
+
+class GraphBuilder {
+public:
+  explicit GraphBuilder(Graph &graph) : graph_(graph) {}
+
+  void function(Function &f) {
+    graph_.functions.emplace_back();
+    edges_ = &graph_.functions.back();
+    block(f.body, {});
+    for (size_t i = 0; i < f.body.returned.size() && i < f.results.size(); ++i) {
+      Value *v = f.body.returned[i];
+      ResultSpec &spec = f.results[i];
+      if (!usable(v) || spec.typeInvalid || spec.type != v->type)
+        continue;
+      Edge edge = identity(v->type, spec.loc, nullptr, {});
+      edge.operands.push_back(valueSlot(v));
+      edge.results.push_back(Slot{&spec.sharding, spec.type, false});
+      edges_->push_back(std::move(edge));
+    }
+  }
+
+private:
+  static bool usable(const Value *v) { return v && v->typeKnown; }
+
+  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type, false}; }
+
+  Slot fixedSlot(const Sharding &sharding, const TensorType &type) {
+    graph_.fixedShardings.emplace_back(sharding);
+    return Slot{&graph_.fixedShardings.back(), type, true};
+  }
+
+  static Edge identity(const TensorType &type, Loc loc, const Op *op,
+                       const std::vector<AxisRef> &forbidden) {
+    Edge edge;
+    edge.op = op;
+    edge.rule = identityRule(type, 1, 1);
+    edge.forbidden = forbidden;
+    edge.passThroughOp = true;
+    edge.loc = loc;
+    return edge;
+  }
+
+  void block(Block &b, const std::vector<AxisRef> &forbidden) {
+    for (const auto &op : b.ops)
+      this->op(*op, forbidden);
+  }
+
+  void op(Op &op, const std::vector<AxisRef> &forbidden) {
+    for (const Value *v : op.operands)
+      if (!usable(v))
+        return;
+    for (const auto &r : op.results)
+      if (!usable(r.get()))
+        return;
+
+    switch (op.kind) {
+    case OpKind::ShardingConstraint:
+    case OpKind::Reshard:
+      constraint(op, forbidden);
+      return;
+    case OpKind::ManualComputation:
+      manual(op, forbidden);
+      return;
+    default:
+      break;
+    }
+
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    if (!rule)
+      return;
+    std::vector<const TensorType *> operandTypes, resultTypes;
+    for (const Value *v : op.operands)
+      operandTypes.push_back(&v->type);
+    for (const auto &r : op.results)
+      resultTypes.push_back(&r->type);
+    if (rule->factorKinds.size() != rule->factorSizes.size() ||
+        !ruleFits(*rule, rule->operands, operandTypes) ||
+        !ruleFits(*rule, rule->results, resultTypes))
+      return;
+
+    Edge edge;
+    edge.op = &op;
+    edge.rule = std::move(*rule);
+    edge.forbidden = forbidden;
+    edge.elementwise = isElementwise(op.kind);
+    edge.passThroughOp =
+        edge.elementwise || op.kind == OpKind::Reshape || op.kind == OpKind::Transpose;
+    edge.broadcast = op.kind == OpKind::Broadcast;
+    edge.loc = op.loc;
+    for (Value *v : op.operands)
+      edge.operands.push_back(valueSlot(v));
+    for (const auto &r : op.results)
+      edge.results.push_back(valueSlot(r.get()));
+    edges_->push_back(std::move(edge));
+  }
+
+  void constraint(Op &op, const std::vector<AxisRef> &forbidden) {
+    if (op.operands.size() != 1 || op.results.size() != 1)
+      return;
+    Value *in = op.operands[0];
+    Value *out = op.results[0].get();
+    const Attribute *attr = op.attr("sharding");
+    if (!out->sharding && attr && !attr->shardings.empty())
+      out->sharding = attr->shardings.front();
+    if (in->type != out->type)
+      return;
+    Edge edge = identity(out->type, op.loc, &op, forbidden);
+    edge.operands.push_back(valueSlot(in));
+    edge.results.push_back(valueSlot(out));
+    edges_->push_back(std::move(edge));
+  }
+
+  void manual(Op &op, const std::vector<AxisRef> &forbidden) {
+    static const std::vector<Sharding> kNone;
+    const Attribute *inAttr = op.attr("in_shardings");
+    const Attribute *outAttr = op.attr("out_shardings");
+    const Attribute *axesAttr = op.attr("manual_axes");
+    const std::vector<Sharding> &ins = inAttr ? inAttr->shardings : kNone;
+    const std::vector<Sharding> &outs = outAttr ? outAttr->shardings : kNone;
+    std::vector<AxisRef> manualAxes;
+    if (axesAttr)
+      for (const AxisRef &a : axesAttr->axes)
+        manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
+    std::vector<AxisRef> inner = forbidden;
+    inner.insert(inner.end(), manualAxes.begin(), manualAxes.end());
+
+    // Each edge: one read-only source, one value that follows it.
+    auto follow = [&](const Sharding &source, Value *target, const std::vector<AxisRef> &scope) {
+      if (!usable(target))
+        return;
+      Edge edge = identity(target->type, op.loc, &op, scope);
+      edge.operands.push_back(fixedSlot(source, target->type));
+      edge.results.push_back(valueSlot(target));
+      edges_->push_back(std::move(edge));
+    };
+    for (size_t i = 0; i < op.operands.size() && i < ins.size(); ++i)
+      follow(withoutManualAxes(ins[i], {}), op.operands[i], forbidden);
+    if (op.body) {
+      for (size_t i = 0; i < op.body->args.size() && i < ins.size(); ++i)
+        follow(withoutManualAxes(ins[i], manualAxes), op.body->args[i].get(), inner);
+      block(*op.body, inner);
+      for (size_t i = 0; i < op.body->returned.size() && i < outs.size(); ++i)
+        follow(withoutManualAxes(outs[i], manualAxes), op.body->returned[i], inner);
+    }
+    for (size_t i = 0; i < op.results.size() && i < outs.size(); ++i)
+      follow(withoutManualAxes(outs[i], {}), op.results[i].get(), forbidden);
+  }
+
+  Graph &graph_;
+  std::vector<Edge> *edges_ = nullptr;
+};
+
+} // namespace
+
+Graph buildGraph(Module &module) {
+  Graph graph;
+  GraphBuilder builder(graph);
+  builder.function(module.snippet);
+  for (const auto &f : module.functions)
+    builder.function(*f);
+  return graph;
+}
+
+} // namespace shardc::propagation

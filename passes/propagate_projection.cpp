@@ -1,0 +1,260 @@
+// propagate-shardings, part 1: axis arithmetic and the projection of a
+// tensor's dim shardings onto an op's factors and back (Shardy's
+// ShardingProjection).
+//
+// Worked example, reshape tensor<8> -> tensor<2x4> on @m = <["x"=4]>, rule
+// ([ij]) -> ([i], [j]) with i=2, j=4:
+//   1. operand dim 0 = {"x"} over factors i, j. i is not minor-most: gcd(2, 4)
+//      = 2, so i takes "x":(1)2 and is full; what is left of "x" is (2)2.
+//   2. j is the minor-most factor: it takes "x":(2)2.
+//   3. the result's dims are [i], [j]; once propagation has given them the
+//      operand's factor axes, projecting back gives [{"x":(1)2}, {"x":(2)2}].
+//   4. the other way round, dim [ij] gets "x":(1)2 then "x":(2)2, which merge
+//      back into {"x"}.
+#include "passes/PropagateInternal.h"
+
+#include <numeric>
+
+namespace shardc::propagation {
+
+// ---- axis arithmetic -----------------------------------------------------------
+
+int64_t fullAxisSize(const std::string &name, const Mesh &mesh) {
+  const MeshAxis *axis = mesh.findAxis(name);
+  return axis && axis->size > 0 ? axis->size : 1;
+}
+
+int64_t preSizeOf(const AxisRef &a) { return a.isSubAxis() ? a.preSize : 1; }
+
+int64_t sizeOf(const AxisRef &a, const Mesh &mesh) {
+  return a.isSubAxis() ? a.size : fullAxisSize(a.name, mesh);
+}
+
+int64_t productOf(const std::vector<AxisRef> &axes, const Mesh &mesh) {
+  int64_t n = 1;
+  for (const AxisRef &a : axes)
+    n *= sizeOf(a, mesh);
+  return n;
+}
+
+AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, const Mesh &mesh) {
+  if (pre == 1 && size == fullAxisSize(name, mesh))
+    return AxisRef{name, 0, 0, {}};
+  return AxisRef{name, pre, size, {}};
+}
+
+bool sameAxis(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  return a.name == b.name && preSizeOf(a) == preSizeOf(b) && sizeOf(a, mesh) == sizeOf(b, mesh);
+}
+
+bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, const Mesh &mesh) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!sameAxis(a[i], b[i], mesh))
+      return false;
+  return true;
+}
+
+bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  return a.name == b.name && preSizeOf(a) == preSizeOf(b) &&
+         sizeOf(b, mesh) % sizeOf(a, mesh) == 0;
+}
+
+bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  if (a.name != b.name)
+    return false;
+  int64_t aBegin = preSizeOf(a), aEnd = aBegin * sizeOf(a, mesh);
+  int64_t bBegin = preSizeOf(b), bEnd = bBegin * sizeOf(b, mesh);
+  return bBegin % aBegin == 0 && aEnd % bEnd == 0;
+}
+
+bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  return a.name == b.name &&
+         subaxis::overlaps(preSizeOf(a), sizeOf(a, mesh), preSizeOf(b), sizeOf(b, mesh));
+}
+
+std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  if (!overlaps(a, b, mesh))
+    return a;
+  // `b` starts inside `a`: the part of `a` before it is a prefix of `a`.
+  int64_t aPre = preSizeOf(a), bPre = preSizeOf(b);
+  if (bPre > aPre && bPre % aPre == 0)
+    return makeAxis(a.name, aPre, bPre / aPre, mesh);
+  return std::nullopt;
+}
+
+void appendMerging(std::vector<AxisRef> &axes, const AxisRef &a, const Mesh &mesh) {
+  if (!axes.empty()) {
+    const AxisRef &last = axes.back();
+    if (last.name == a.name &&
+        subaxis::canMerge(preSizeOf(last), sizeOf(last, mesh), preSizeOf(a))) {
+      axes.back() = makeAxis(a.name, preSizeOf(last), sizeOf(last, mesh) * sizeOf(a, mesh), mesh);
+      return;
+    }
+  }
+  axes.push_back(a.isSubAxis() ? makeAxis(a.name, a.preSize, a.size, mesh) : a);
+}
+
+PrefixStatus axisListPrefix(const std::vector<AxisRef> &first, const std::vector<AxisRef> &second,
+                            const Mesh &mesh) {
+  if (first.empty())
+    return second.empty() ? PrefixStatus::Equal : PrefixStatus::StrictPrefix;
+  if (first.size() > second.size())
+    return PrefixStatus::NotAPrefix;
+  size_t last = first.size() - 1;
+  for (size_t i = 0; i < last; ++i)
+    if (!sameAxis(first[i], second[i], mesh))
+      return PrefixStatus::NotAPrefix;
+  if (first.size() == second.size() && sameAxis(first[last], second[last], mesh))
+    return PrefixStatus::Equal;
+  return isPrefixOf(first[last], second[last], mesh) ? PrefixStatus::StrictPrefix
+                                                      : PrefixStatus::NotAPrefix;
+}
+
+// ---- projection ------------------------------------------------------------------
+
+namespace {
+
+/// The axes of one dim as a queue of (name, pre, size) pieces: a factor may
+/// take the front piece whole or split off its major part.
+class AxisQueue {
+public:
+  AxisQueue(const std::vector<AxisRef> &axes, const Mesh &mesh) : axes_(axes), mesh_(mesh) {
+    load();
+  }
+
+  bool empty() const { return index_ >= axes_.size(); }
+  int64_t frontSize() const { return size_; }
+
+  /// Takes the front piece whole.
+  AxisRef takeFront() {
+    AxisRef out = makeAxis(axes_[index_].name, pre_, size_, mesh_);
+    ++index_;
+    load();
+    return out;
+  }
+
+  /// Takes the major `part` of the front piece (`part` divides its size).
+  AxisRef splitFront(int64_t part) {
+    AxisRef out = makeAxis(axes_[index_].name, pre_, part, mesh_);
+    pre_ *= part;
+    size_ /= part;
+    return out;
+  }
+
+private:
+  void load() {
+    if (empty())
+      return;
+    pre_ = preSizeOf(axes_[index_]);
+    size_ = sizeOf(axes_[index_], mesh_);
+  }
+
+  const std::vector<AxisRef> &axes_;
+  const Mesh &mesh_;
+  size_t index_ = 0;
+  int64_t pre_ = 1, size_ = 1;
+};
+
+} // namespace
+
+TensorProjection projectTensor(const Sharding *sharding, const TensorFactors &dims,
+                               const ShardingRule &rule, const Mesh &mesh,
+                               const std::vector<AxisRef> &forbidden) {
+  TensorProjection t;
+  t.factors.resize(rule.numFactors());
+  static const std::vector<AxisRef> kNoAxes;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const std::vector<AxisRef> &axes =
+        sharding && d < sharding->dims.size() ? sharding->dims[d].axes : kNoAxes;
+    bool closed = sharding && d < sharding->dims.size() && !sharding->dims[d].open;
+    const DimFactors &factors = dims[d];
+    if (factors.empty()) {
+      // A dim without factors (size 1) keeps its axes; nobody else may use them.
+      t.blocked.insert(t.blocked.end(), axes.begin(), axes.end());
+      continue;
+    }
+    AxisQueue queue(axes, mesh);
+    bool afterOverflow = false;
+    for (size_t k = 0; k < factors.size(); ++k) {
+      FactorSharding &fs = t.factors[factors[k]];
+      fs.present = true;
+      fs.minorMost = k + 1 == factors.size();
+      fs.majors.assign(factors.begin(), factors.begin() + k);
+      fs.closed = closed || afterOverflow;
+      if (afterOverflow)
+        continue;
+      if (fs.minorMost) {
+        // Everything left, even when it does not divide the factor (padding).
+        while (!queue.empty())
+          appendMerging(fs.axes, queue.takeFront(), mesh);
+        break;
+      }
+      int64_t remaining = rule.factorSizes[factors[k]];
+      while (!queue.empty()) {
+        int64_t piece = queue.frontSize();
+        if (piece == 1) {
+          fs.axes.push_back(queue.takeFront());
+          continue;
+        }
+        int64_t g = std::gcd(remaining, piece);
+        if (g == 1)
+          break;
+        fs.axes.push_back(g < piece ? queue.splitFront(g) : queue.takeFront());
+        remaining /= g;
+      }
+      if (remaining > 1 && !queue.empty()) {
+        // The factor and the next axis are coprime: the rest of the dim's
+        // axes cannot be split along factors. Keep them as overflow, and
+        // close the later factors of this dim.
+        while (!queue.empty())
+          appendMerging(fs.overflow, queue.takeFront(), mesh);
+        afterOverflow = true;
+      }
+    }
+  }
+  if (sharding)
+    t.blocked.insert(t.blocked.end(), sharding->replicated.begin(), sharding->replicated.end());
+  t.blocked.insert(t.blocked.end(), forbidden.begin(), forbidden.end());
+  return t;
+}
+
+std::vector<std::vector<AxisRef>> projectBack(const TensorProjection &tensor,
+                                              const TensorFactors &dims, const ShardingRule &rule,
+                                              const Mesh &mesh,
+                                              const std::vector<DimSharding> *oldDims) {
+  std::vector<std::vector<AxisRef>> out(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d].empty()) {
+      if (oldDims && d < oldDims->size())
+        out[d] = (*oldDims)[d].axes;
+      continue;
+    }
+    for (int f : dims[d]) {
+      const FactorSharding &fs = tensor.factors[f];
+      for (const AxisRef &a : fs.axes)
+        appendMerging(out[d], a, mesh);
+      if (!fs.overflow.empty()) {
+        for (const AxisRef &a : fs.overflow)
+          appendMerging(out[d], a, mesh);
+        break;
+      }
+      if (productOf(fs.axes, mesh) < rule.factorSizes[f])
+        break;
+    }
+  }
+  return out;
+}
+
+bool canGrow(const TensorProjection &tensor, int f, const ShardingRule &rule, const Mesh &mesh) {
+  const FactorSharding &fs = tensor.factors[f];
+  if (!tensor.present || !fs.present || fs.closed || !fs.overflow.empty())
+    return false;
+  for (int major : fs.majors)
+    if (productOf(tensor.factors[major].axes, mesh) != rule.factorSizes[major])
+      return false;
+  return true;
+}
+
+} // namespace shardc::propagation
