@@ -15,6 +15,11 @@ const std::vector<PassInfo> &allPasses() {
       {"verify-shardings", "check every sharding invariant",
        "meshes, axis references, sub-axes, priorities, replicated axes, "
        "device counts and manual_computation rules, in Shardy's order"},
+      {"propagate-shardings", "complete every value's sharding (Shardy propagation)",
+       "factor rules per op, user priorities then op priorities, aggressive "
+       "conflict resolution (the larger tensor wins); open dims grow, closed dims "
+       "and explicitly replicated axes block, never across meshes; closes every "
+       "sharding at the end"},
   };
   return passes;
 }

@@ -21,7 +21,11 @@ struct Stage {
 const Stage kStages[] = {
     {"infer-types", inferTypes},           // result types, checked
     {"verify-shardings", verifyShardings}, // meshes and shardings
+    {"propagate-shardings", propagateShardings}, // complete every sharding
 };
+
+/// Where a run without --emit (--verify-only) stops: after the checks.
+const char *const kLastCheckingStage = "verify-shardings";
 
 struct EmitKind {
   const char *name;      // the --emit= value
@@ -29,9 +33,11 @@ struct EmitKind {
   std::string (*print)(const Module &);
 };
 
-/// `--emit=ir` prints the checked program in canonical form.
+/// `--emit=ir` prints the checked program in canonical form; `--emit=sharded`
+/// prints it after propagation, every value with a closed sharding.
 const EmitKind kEmitKinds[] = {
     {"ir", "verify-shardings", printModule},
+    {"sharded", "propagate-shardings", printModule},
 };
 
 const EmitKind &findEmitKind(std::string_view name) {
@@ -52,7 +58,7 @@ std::vector<std::string> emitKinds() {
 
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
                                 std::string_view emit) {
-  const char *lastStage = emit.empty() ? nullptr : findEmitKind(emit).lastStage;
+  const char *lastStage = emit.empty() ? kLastCheckingStage : findEmitKind(emit).lastStage;
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has
   //    recovered and reported as many as it could). Name errors do not: the
