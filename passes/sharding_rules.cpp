@@ -108,29 +108,29 @@ checkShardingRule(const ShardingRule &rule, const std::vector<std::vector<int64_
       std::vector<bool> seen(numFactors, false);
       for (size_t d = 0; d < tensor.size(); ++d) {
         const DimFactors &dim = tensor[d];
-        std::string where = fmt::format("{} {} dim {}", what, t, d);
+        auto where = [&] { return fmt::format("{} {} dim {}", what, t, d); };
         int64_t product = 1;
         bool permutation = false;
         for (int f : dim) {
           if (f < 0 || f >= numFactors)
-            return fmt::format("{} - unknown factor: {}", where, f);
-          std::string name = ShardingRule::factorName(f);
+            return fmt::format("{} - unknown factor: {}", where(), f);
+          auto name = [f] { return ShardingRule::factorName(f); };
           if (seen[f])
-            return fmt::format("{} - factor used twice in one tensor: {}", where, name);
+            return fmt::format("{} - factor used twice in one tensor: {}", where(), name());
           seen[f] = used[f] = true;
           if (isResult && rule.factorKinds[f] == FactorKind::Reduction)
-            return fmt::format("{} - reduction factor on a result: {}", where, name);
+            return fmt::format("{} - reduction factor on a result: {}", where(), name());
           if (rule.factorKinds[f] == FactorKind::Permutation) {
             if (dim.size() != 1)
-              return fmt::format("{} - permutation factor shares its dim: {}", where, name);
+              return fmt::format("{} - permutation factor shares its dim: {}", where(), name());
             permutation = true;
           }
           if (__builtin_mul_overflow(product, rule.factorSizes[f], &product))
             product = INT64_MAX; // saturate: no dim is that large
         }
         if (!permutation && product != shapes[t][d])
-          return fmt::format("{} - product of factor sizes doesn't match dim size: {} != {}", where,
-                             product, shapes[t][d]);
+          return fmt::format("{} - product of factor sizes doesn't match dim size: {} != {}",
+                             where(), product, shapes[t][d]);
       }
     }
     return std::nullopt;
