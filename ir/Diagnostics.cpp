@@ -58,6 +58,12 @@ DiagnosticEngine::Builder DiagnosticEngine::emit(Severity severity, Loc loc,
                                                  std::string message) {
   if (severity == Severity::Error) {
     if (errorLimit_ && errors_ >= errorLimit_) {
+      // Like clang: say once that the rest is cut off, and how to see it.
+      if (droppedErrors_++ == 0)
+        diags_.push_back(Diagnostic{Severity::Remark, Loc{loc.file, 0, 0, 1},
+                                    "too many errors; stopping here (--error-limit=0 shows "
+                                    "them all)",
+                                    {}});
       dropped_ = Diagnostic{};
       return Builder(dropped_);
     }
@@ -80,6 +86,7 @@ DiagnosticEngine::Builder DiagnosticEngine::remark(Loc loc, std::string message)
 void DiagnosticEngine::clear() {
   diags_.clear();
   errors_ = 0;
+  droppedErrors_ = 0;
 }
 
 namespace {

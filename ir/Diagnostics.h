@@ -82,7 +82,9 @@ public:
   Builder emit(Severity severity, Loc loc, std::string message);
 
   const std::deque<Diagnostic> &diagnostics() const { return diags_; }
+  /// Errors reported, and errors left out past the error limit.
   size_t errorCount() const { return errors_; }
+  size_t droppedErrorCount() const { return droppedErrors_; }
   bool hasErrors() const { return errors_ > 0; }
   void clear();
 
@@ -95,6 +97,7 @@ private:
   std::deque<Diagnostic> diags_;
   size_t errors_ = 0;
   size_t errorLimit_ = 0;
+  size_t droppedErrors_ = 0;
   Diagnostic dropped_;
 };
 

@@ -281,3 +281,17 @@ TEST_CASE("text rendering has the source line and a caret under the token",
   std::string colored = renderText(d, RenderOptions{true});
   CHECK(colored.find("\x1b[") != std::string::npos);
 }
+
+TEST_CASE("the error limit says once that errors were left out", "[diagnostics]") {
+  SourceFile file("f.shd", "x\n");
+  DiagnosticEngine diags;
+  diags.setErrorLimit(2);
+  for (int i = 0; i < 5; ++i)
+    diags.error(Loc{&file, 1, 1, 1}, "error " + std::to_string(i)).note(Loc{}, "a note");
+  CHECK(diags.errorCount() == 2);
+  CHECK(diags.droppedErrorCount() == 3);
+  REQUIRE(diags.diagnostics().size() == 3);
+  CHECK(diags.diagnostics()[2].severity == Severity::Remark);
+  CHECK(diags.diagnostics()[2].message ==
+        "too many errors; stopping here (--error-limit=0 shows them all)");
+}
