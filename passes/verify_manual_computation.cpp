@@ -47,11 +47,9 @@ std::string axisList(const std::vector<AxisRef> &axes) {
 /// One in/out sharding that passed the general checks, against the manual axes.
 class ManualShardingChecker {
 public:
-  ManualShardingChecker(const Sharding &sharding, const Mesh &mesh,
-                        const std::vector<AxisRef> &manual, std::string where,
-                        DiagnosticEngine &diags)
-      : sharding_(sharding), mesh_(mesh), manual_(manual), where_(std::move(where)), diags_(diags) {
-  }
+  ManualShardingChecker(const Sharding &sharding, const std::vector<AxisRef> &manual,
+                        std::string where, DiagnosticEngine &diags)
+      : sharding_(sharding), manual_(manual), where_(std::move(where)), diags_(diags) {}
 
   bool run() {
     for (size_t d = 0; d < sharding_.dims.size(); ++d)
@@ -103,7 +101,6 @@ private:
   }
 
   const Sharding &sharding_;
-  const Mesh &mesh_;
   const std::vector<AxisRef> &manual_;
   std::string where_;
   DiagnosticEngine &diags_;
@@ -242,7 +239,7 @@ bool verifyManualComputation(const Op &op, const Module &module, const ManualSco
   // 3. Each valid in/out sharding against the manual axes.
   for (const Side &side : sides)
     if (side.ok &&
-        !ManualShardingChecker(*side.sharding, *side.mesh, manual, side.where, diags).run())
+        !ManualShardingChecker(*side.sharding, manual, side.where, diags).run())
       ok = false;
   return ok;
 }
