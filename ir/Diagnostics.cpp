@@ -220,13 +220,20 @@ std::string closestMatch(std::string_view word,
                          const std::vector<std::string> &candidates) {
   std::string best;
   size_t bestDistance = SIZE_MAX;
+  bool tie = false;
   for (const std::string &c : candidates) {
     size_t d = editDistance(word, c);
     if (d < bestDistance) {
       bestDistance = d;
       best = c;
+      tie = false;
+    } else if (d == bestDistance && c != best) {
+      tie = true;
     }
   }
+  // Two equally close names ("z" among "x" and "y") make any pick a guess.
+  if (tie)
+    return {};
   // A typo changes at most about a third of the word (and at least one
   // character of a short name such as an axis "y" for "z").
   size_t allowed = std::max<size_t>(1, (std::max(word.size(), best.size()) + 2) / 3);

@@ -267,6 +267,7 @@ TEST_CASE("closestMatch suggests only plausible typos", "[diagnostics]") {
   CHECK(closestMatch("mesh_xz", {"mesh_xy", "mesh"}) == "mesh_xy");
   CHECK(closestMatch("completely", {"tanh", "exp"}).empty());
   CHECK(closestMatch("x", {"x", "y"}).empty()); // an exact match is no typo
+  CHECK(closestMatch("z", {"x", "y"}).empty()); // a tie is a guess
 }
 
 TEST_CASE("text rendering has the source line and a caret under the token",
