@@ -80,17 +80,15 @@ std::vector<DeviceBlock> deviceBlocks(const Mesh &mesh, const std::vector<int64_
     DeviceBlock block;
     block.device = mesh.deviceAt(position);
     for (size_t d = 0; d < rank; ++d) {
-      int64_t index =
-          d < sharding.dims.size() ? shardIndex(mesh, sharding.dims[d], coords) : 0;
+      int64_t index = d < sharding.dims.size() ? shardIndex(mesh, sharding.dims[d], coords) : 0;
       block.index.push_back(index);
       block.start.push_back(shardStart(shape[d], shards[d], index));
       block.extent.push_back(shardExtent(shape[d], shards[d], index));
     }
     blocks.push_back(std::move(block));
   }
-  std::stable_sort(blocks.begin(), blocks.end(), [](const DeviceBlock &a, const DeviceBlock &b) {
-    return a.device < b.device;
-  });
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const DeviceBlock &a, const DeviceBlock &b) { return a.device < b.device; });
   return blocks;
 }
 

@@ -197,7 +197,7 @@ std::string drawGrid(const std::vector<std::vector<Cell>> &cells, const std::vec
 /// a * b, saturating (a product of many shard counts may not fit).
 int64_t saturatingMul(int64_t a, int64_t b) {
   return b != 0 && a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max()
-                                                                : a * b;
+                                                               : a * b;
 }
 
 } // namespace
@@ -243,9 +243,9 @@ std::string visualizeSharding(const Mesh &mesh, const TensorType &type, const Sh
       parts.push_back(fmt::format("dim{} block {}/{}", d, leadIndex[d], dims[d].count));
       leadEmpty |= dims[d].extents[leadIndex[d]] == 0;
     }
-    headings.push_back(lead ? fmt::format("[{}]{}\n", fmt::join(parts, ", "),
-                                          leadEmpty ? " padding only" : "")
-                            : "");
+    headings.push_back(
+        lead ? fmt::format("[{}]{}\n", fmt::join(parts, ", "), leadEmpty ? " padding only" : "")
+             : "");
     auto &grid = grids.emplace_back(rows.count, std::vector<Cell>(cols.count));
     for (int64_t i = 0; i < rows.count; ++i) {
       for (int64_t j = 0; j < cols.count; ++j) {
@@ -257,14 +257,13 @@ std::string visualizeSharding(const Mesh &mesh, const TensorType &type, const Sh
         Cell &cell = grid[i][j];
         auto it = holders.find(index);
         cell.label = mesh.isEmpty() ? "all" : it == holders.end() ? "-" : deviceList(it->second);
-        cell.empty = leadEmpty || (rank >= 2 && rows.extents[i] == 0) ||
-                     (rank >= 1 && cols.extents[j] == 0);
+        cell.empty =
+            leadEmpty || (rank >= 2 && rows.extents[i] == 0) || (rank >= 1 && cols.extents[j] == 0);
         // Neighbours differ: across a row by 1, down a column by cols.count
         // (plus 1 when that is a multiple of the palette size).
-        cell.colour = static_cast<int>(
-            (p * rows.count * cols.count + i * cols.count + j +
-             (cols.count % kPaletteSize == 0 ? i : 0)) %
-            kPaletteSize);
+        cell.colour = static_cast<int>((p * rows.count * cols.count + i * cols.count + j +
+                                        (cols.count % kPaletteSize == 0 ? i : 0)) %
+                                       kPaletteSize);
         labelWidth = std::max(labelWidth, cell.label.size());
       }
     }
@@ -285,8 +284,8 @@ std::string visualizeSharding(const Mesh &mesh, const TensorType &type, const Sh
       minimum[j] += 2;
   std::vector<int> widths =
       rank == 0 ? std::vector<int>{std::max(labelMinimum, kScalarWidth)}
-                : proportionalSizes(cols.extents, options.maxWidth - 1 - static_cast<int>(cols.count),
-                                    minimum);
+                : proportionalSizes(cols.extents,
+                                    options.maxWidth - 1 - static_cast<int>(cols.count), minimum);
   std::vector<int> heights(rows.count, 1);
   if (rank >= 2) {
     int full = std::clamp(kGridHeight / static_cast<int>(rows.count), 1, kMaxRowHeight);
@@ -346,8 +345,8 @@ public:
 
   void value(const Value &v, std::string role, const std::string &note) {
     if (const Sharding *s = knownSharding(v))
-      items.push_back(Item{"%" + v.name, std::move(role), v.loc, v.typeKnown ? &v.type : nullptr,
-                           s, note});
+      items.push_back(
+          Item{"%" + v.name, std::move(role), v.loc, v.typeKnown ? &v.type : nullptr, s, note});
   }
 
   /// Op results, then manual_computation bodies (arguments, then ops).
@@ -355,9 +354,8 @@ public:
     for (const auto &op : block.ops) {
       for (const auto &r : op->results)
         value(*r,
-              op->results.size() == 1
-                  ? fmt::format("result of {}", op->name())
-                  : fmt::format("result {} of {}", r->resultIndex, op->name()),
+              op->results.size() == 1 ? fmt::format("result of {}", op->name())
+                                      : fmt::format("result {} of {}", r->resultIndex, op->name()),
               note);
       if (!op->body)
         continue;
@@ -365,9 +363,10 @@ public:
       std::vector<std::string> axes;
       for (const AxisRef &a : manual ? manual->axes : std::vector<AxisRef>{})
         axes.push_back(a.str());
-      std::string bodyNote = fmt::format(
-          "in the body of {} (manual axes {{{}}}): the type is each group's local tensor",
-          op->name(), fmt::join(axes, ", "));
+      std::string bodyNote =
+          fmt::format("inside {} over {{{}}}: each group along those axes has "
+                      "its own local tensor; boxes list the devices of all groups",
+                      op->name(), fmt::join(axes, ", "));
       for (size_t i = 0; i < op->body->args.size(); ++i)
         value(*op->body->args[i], fmt::format("body arg {} of {}", i, op->name()), bodyNote);
       ops(*op->body, bodyNote);
