@@ -59,8 +59,8 @@ int run(int argc, char **argv) {
       "--verify-only", verifyOnly, "parse, type-check and verify; print nothing on success");
   CLI::Option *emitOpt = app.add_option("--emit", options.emit, "print the program after a stage")
                              ->check(CLI::IsMember(shardc::emitKinds()));
-  CLI::Option *outputOpt =
-      app.add_option("-o", options.output, "where --emit writes ('-' = stdout, the default)");
+  CLI::Option *outputOpt = app.add_option(
+      "-o", options.output, "where --emit or --visualize writes ('-' = stdout, the default)");
   CLI::Option *visualizeOpt =
       app.add_flag("--visualize", options.visualize,
                    "draw which devices hold which block of each sharded value (stdout or -o)");
@@ -72,7 +72,8 @@ int run(int argc, char **argv) {
   app.add_flag("--list-passes", listPassesFlag, "list the passes in pipeline order, then exit");
   CLI::Option *colorOpt =
       app.add_flag("--color,!--no-color", color,
-                   "colour diagnostics (default: when stderr is a terminal and NO_COLOR is unset)");
+                   "colour diagnostics and --visualize (default: when their stream is a terminal "
+                   "and NO_COLOR is unset)");
   app.add_option("--diagnostics-format", format, "how diagnostics are printed")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
