@@ -1,7 +1,10 @@
 // Unit tests for sharding propagation's internals (passes/PropagateInternal.h):
 // axis arithmetic, the projection of dim shardings onto factors (splitting
 // axes into sub-axes by gcd) and back (merging them), and the per-factor
-// decision on rules built by hand.
+// decision on rules built by hand; the whole pass on parsed programs (closing,
+// origins).
+#include "frontend/Parser.h"
+#include "passes/Passes.h"
 #include "passes/PropagateInternal.h"
 
 #include <catch2/catch.hpp>
@@ -267,4 +270,94 @@ TEST_CASE("identity rule: one factor per dim, none for size 1", "[propagation]")
   CHECK(r.factorSizes == std::vector<int64_t>{4, 8});
   CHECK(r.operands[0] == TensorFactors{{0}, {}, {1}});
   CHECK(r.results[0] == r.operands[0]);
+}
+
+// ---- the whole pass on parsed programs ------------------------------------------
+
+
+namespace {
+
+/// A parsed, checked and propagated program.
+struct Propagated {
+  SourceFile file;
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module;
+  ShardingOrigins origins;
+
+  explicit Propagated(std::string text) : file("p.shd", std::move(text)) {
+    module = parseModule(file, diags);
+    REQUIRE(module);
+    inferTypes(*module, diags);
+    verifyShardings(*module, diags);
+    REQUIRE_FALSE(diags.hasErrors());
+    REQUIRE(propagateShardings(*module, diags, &origins));
+  }
+
+  const Value &value(const std::string &name) const {
+    const Value *found = nullptr;
+    for (const auto &f : module->functions) {
+      for (const auto &arg : f->body.args)
+        if (arg->name == name)
+          found = arg.get();
+      walkOps(f->body, [&](Op &op) {
+        for (const auto &r : op.results)
+          if (r->name == name)
+            found = r.get();
+      });
+    }
+    REQUIRE(found);
+    return *found;
+  }
+};
+
+} // namespace
+
+TEST_CASE("origins: each axis points at the annotation it came from", "[propagation]") {
+  Propagated p("@mesh = <[\"x\"=2, \"y\"=4]>\n"                                      // 1
+               "func @main(%x: tensor<8x16xf32> sharding<@mesh, [{\"x\"}, {}]>,\n"     // 2
+               "           %w: tensor<16x32xf32> sharding<@mesh, [{}, {\"y\"}p1]>)\n" // 3
+               "    -> tensor<8x32xf32> {\n"                                         // 4
+               "  %h = matmul %x, %w\n"                                              // 5
+               "  %a = tanh %h\n"                                                    // 6
+               "  return %a\n"
+               "}\n");
+  const Value &a = p.value("a");
+  REQUIRE(a.sharding);
+  CHECK(a.sharding->str() == "sharding<@mesh, [{\"x\"}, {\"y\"}]>");
+  REQUIRE(p.origins.values.count(&a));
+  const std::vector<DimOrigins> &dims = p.origins.values.at(&a);
+  REQUIRE(dims.size() == 2);
+  // "x" came from %x's annotation on line 2 in round 0 ...
+  const AxisOrigin &x = dims[0].at("x");
+  CHECK(x.loc.line == 2);
+  CHECK(x.priority == 0);
+  CHECK(x.propagated);
+  // ... "y" from %w's on line 3, in round 1.
+  const AxisOrigin &y = dims[1].at("y");
+  CHECK(y.loc.line == 3);
+  CHECK(y.priority == 1);
+  // A written axis is recorded as written, with its own priority.
+  const AxisOrigin &wy = p.origins.values.at(&p.value("w"))[1].at("y");
+  CHECK_FALSE(wy.propagated);
+  CHECK(wy.priority == 1);
+  // The function result is recorded too.
+  const ResultSpec &result = p.module->functions[0]->results[0];
+  REQUIRE(p.origins.results.count(&result));
+  CHECK(p.origins.results.at(&result)[1].at("y").loc.line == 3);
+}
+
+TEST_CASE("the pass closes every sharding and fills unreached values", "[propagation]") {
+  Propagated p("@mesh = <[\"x\"=2]>\n"
+               "func @main(%a: tensor<8xf32>, %b: tensor<8xf32> sharding<@mesh, [{?}]>)\n"
+               "    -> tensor<8xf32> {\n"
+               "  %c = add %a, %b\n"
+               "  return %c\n"
+               "}\n");
+  for (const char *name : {"a", "b", "c"}) {
+    const Value &v = p.value(name);
+    REQUIRE(v.sharding);
+    CHECK(v.sharding->isClosed());
+    CHECK(v.sharding->str() == "sharding<@mesh, [{}]>");
+  }
+  CHECK(p.origins.values.count(&p.value("c")) == 0); // nothing was propagated to it
 }
