@@ -13,11 +13,11 @@ using namespace shardc;
 
 namespace {
 
-Mesh makeMesh(std::vector<std::pair<std::string, int64_t>> axes,
+Mesh makeMesh(const std::vector<std::pair<std::string, int64_t>> &axes,
               std::vector<int64_t> deviceIds = {}) {
   Mesh mesh;
   mesh.name = "m";
-  for (auto &[name, size] : axes)
+  for (const auto &[name, size] : axes)
     mesh.axes.push_back(MeshAxis{name, size, {}});
   mesh.deviceIds = std::move(deviceIds);
   mesh.deviceIdsWritten = !mesh.deviceIds.empty();
