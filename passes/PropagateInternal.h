@@ -159,6 +159,11 @@ struct Edge {
   bool broadcast = false;     // pass-through factors go backward only (op priority 1)
   bool elementwise = false;
   Loc loc;
+  /// The driver's bookkeeping: a visit in phase `settledPhase` changed
+  /// nothing at clock `settledClock`; until one of its tensors changes, the
+  /// edge need not be visited again in that phase.
+  int64_t settledPhase = -1;
+  uint64_t settledClock = 0;
 };
 
 /// The edges of every function and the snippet, in program order, and the

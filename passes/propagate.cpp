@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace shardc {
 namespace {
@@ -68,8 +69,10 @@ public:
       round_ = round;
       release(round);
       for (std::vector<Edge> &edges : graph_.functions)
-        for (int stage = 0; stage < 3; ++stage)
+        for (int stage = 0; stage < 3; ++stage) {
+          phase_ = round * 3 + stage;
           fixedPoint(edges, stage);
+        }
     }
     close();
     if (origins_)
@@ -152,6 +155,7 @@ private:
           }
       sharding.dims[d.dim] = d.original;
       sharding.dims[d.dim].priority.reset();
+      changedAt_[d.storage] = ++clock_;
     }
   }
 
@@ -211,7 +215,30 @@ private:
     return best;
   }
 
+  /// Whether `edge` settled in this phase and none of its tensors changed since.
+  bool settled(const Edge &edge) const {
+    if (edge.settledPhase != phase_)
+      return false;
+    auto unchanged = [&](const Slot &slot) {
+      auto it = changedAt_.find(slot.sharding);
+      return it == changedAt_.end() || it->second <= edge.settledClock;
+    };
+    return std::all_of(edge.operands.begin(), edge.operands.end(), unchanged) &&
+           std::all_of(edge.results.begin(), edge.results.end(), unchanged);
+  }
+
   bool visit(Edge &edge, int stage) {
+    if (settled(edge))
+      return false;
+    bool changed = update(edge, stage);
+    // An edge that changed something is visited again: its new shardings
+    // may let it do more (Shardy likewise revisits until nothing changes).
+    edge.settledPhase = changed ? -1 : phase_;
+    edge.settledClock = clock_;
+    return changed;
+  }
+
+  bool update(Edge &edge, int stage) {
     const ShardingRule &rule = edge.rule;
     bool anyDirection = false;
     for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
@@ -294,8 +321,10 @@ private:
             table[d][a.name] = originOf(d, a.name);
       }
     }
-    if (changed)
+    if (changed) {
       s = std::move(next);
+      changedAt_[&s] = ++clock_;
+    }
     return changed;
   }
 
@@ -395,6 +424,9 @@ private:
   std::vector<Deferred> deferred_;
   OriginTable originTable_;
   int64_t round_ = 0;
+  int64_t phase_ = 0; // round * 3 + op-priority stage
+  uint64_t clock_ = 0; // counts sharding changes
+  std::unordered_map<const Storage *, uint64_t> changedAt_;
 };
 
 } // namespace
