@@ -65,13 +65,13 @@ PrefixStatus axisListPrefix(const std::vector<AxisRef> &first, const std::vector
 
 /// One factor of one tensor.
 struct FactorSharding {
-  bool present = false;         // the tensor has this factor
-  std::vector<AxisRef> axes;    // major to minor
+  bool present = false;          // the tensor has this factor
+  std::vector<AxisRef> axes;     // major to minor
   std::vector<AxisRef> overflow; // axes left over when a non-minor-most factor
                                  // and the next axis are coprime
-  bool closed = false;          // its dim is closed (or follows an overflow)
-  bool minorMost = false;       // last factor of its dim
-  std::vector<int> majors;      // the factors before it in its dim
+  bool closed = false;           // its dim is closed (or follows an overflow)
+  bool minorMost = false;        // last factor of its dim
+  std::vector<int> majors;       // the factors before it in its dim
 };
 
 /// One tensor of an op, projected onto the op's factors.
@@ -122,8 +122,8 @@ enum class Direction { None, Forward, Backward, Both };
 
 /// What one op's factor propagation did.
 struct FactorUpdate {
-  std::vector<bool> changed;      // per tensor (operands then results)
-  std::vector<int> source;        // per factor: the tensor its axes came from, -1 if none
+  std::vector<bool> changed; // per tensor (operands then results)
+  std::vector<int> source;   // per factor: the tensor its axes came from, -1 if none
   std::vector<std::vector<AxisRef>> compatible; // per factor, before per-tensor legality
 };
 
@@ -176,6 +176,17 @@ struct Graph {
 /// Builds the edges of `module`. Also gives each sharding_constraint and
 /// reshard result the constraint's sharding when it has none of its own.
 Graph buildGraph(Module &module);
+
+/// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
+/// (Shardy's op priorities): stage 0 only pass-through ops, stage 1 also the
+/// pass-through factors of every op (a broadcast's backward only), stage 2
+/// everything. Need-replication and permutation factors never propagate.
+Direction edgeDirection(const Edge &edge, int f, int stage);
+
+/// The mesh most of the edge's sharded tensors name, the first on a tie;
+/// maximal and empty meshes never count. Null when no tensor is sharded on a
+/// mesh with axes.
+const Mesh *edgeMesh(const Edge &edge, const Module &module);
 
 /// The identity rule of a tensor type: one pass-through factor per dim
 /// (size-1 dims get none).

@@ -174,47 +174,6 @@ private:
     }
   }
 
-  static Direction direction(const Edge &edge, int f, int stage) {
-    FactorKind kind = edge.rule.factorKinds[f];
-    if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
-      return Direction::None;
-    if (stage >= 2 || edge.passThroughOp)
-      return Direction::Both;
-    if (stage == 1 && kind == FactorKind::PassThrough)
-      return edge.broadcast ? Direction::Backward : Direction::Both;
-    return Direction::None;
-  }
-
-  /// The mesh most of the edge's sharded tensors name (first on a tie).
-  const Mesh *edgeMesh(const Edge &edge) const {
-    std::vector<std::pair<const Mesh *, int>> counts;
-    auto count = [&](const Slot &slot) {
-      if (!*slot.sharding)
-        return;
-      const Mesh *mesh = module_.findMesh((*slot.sharding)->meshName);
-      if (!mesh || mesh->isEmpty() || mesh->isMaximal())
-        return;
-      for (auto &[m, n] : counts)
-        if (m == mesh) {
-          ++n;
-          return;
-        }
-      counts.emplace_back(mesh, 1);
-    };
-    for (const Slot &slot : edge.operands)
-      count(slot);
-    for (const Slot &slot : edge.results)
-      count(slot);
-    const Mesh *best = nullptr;
-    int bestCount = 0;
-    for (auto &[m, n] : counts)
-      if (n > bestCount) {
-        best = m;
-        bestCount = n;
-      }
-    return best;
-  }
-
   /// Whether `edge` settled in this phase and none of its tensors changed since.
   bool settled(const Edge &edge) const {
     if (edge.settledPhase != phase_)
@@ -242,10 +201,10 @@ private:
     const ShardingRule &rule = edge.rule;
     bool anyDirection = false;
     for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
-      anyDirection = direction(edge, static_cast<int>(f), stage) != Direction::None;
+      anyDirection = edgeDirection(edge, static_cast<int>(f), stage) != Direction::None;
     if (!anyDirection)
       return false;
-    const Mesh *mesh = edgeMesh(edge);
+    const Mesh *mesh = edgeMesh(edge, module_);
     if (!mesh)
       return false;
 
@@ -277,18 +236,18 @@ private:
     }
 
     FactorUpdate update = propagateFactors(
-        projection, rule,
-        [&](int f) { return direction(edge, f, stage); }, edge.elementwise, *mesh);
+        projection, rule, [&](int f) { return edgeDirection(edge, f, stage); }, edge.elementwise,
+        *mesh);
 
     bool changed = false;
     for (size_t t = 0; t < slots.size(); ++t) {
       if (!update.changed[t] || slots[t]->fixed)
         continue;
-      changed |= store(*slots[t], projection.tensors[t], *mappings[t], rule, *mesh,
-                       [&](size_t d, const std::string &axisName) {
-                         return originFor(slots, mappings, projection, update, t, d, axisName,
-                                          edge.loc);
-                       });
+      changed |=
+          store(*slots[t], projection.tensors[t], *mappings[t], rule, *mesh,
+                [&](size_t d, const std::string &axisName) {
+                  return originFor(slots, mappings, projection, update, t, d, axisName, edge.loc);
+                });
     }
     return changed;
   }
@@ -309,7 +268,8 @@ private:
     for (size_t d = 0; d < next.dims.size() && d < newDims.size(); ++d) {
       DimSharding &dim = next.dims[d];
       if (!dim.open || sameAxes(dim.axes, newDims[d], mesh) ||
-          axisListPrefix(dim.axes, newDims[d], mesh) != PrefixStatus::StrictPrefix)
+          axisListPrefix(dim.axes, newDims[d], mesh) != PrefixStatus::StrictPrefix ||
+          clashes(newDims[d], next, d, mesh))
         continue;
       dim.axes = newDims[d];
       changed = true;
@@ -328,12 +288,31 @@ private:
     return changed;
   }
 
+  /// Whether `axes` on dim `d` would overlap an axis of another dim of
+  /// `sharding` or a replicated one. Each projection is consistent in itself,
+  /// but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is
+  /// updated from two projections.
+  static bool clashes(const std::vector<AxisRef> &axes, const Sharding &sharding, size_t d,
+                      const Mesh &mesh) {
+    auto hit = [&](const AxisRef &b) {
+      for (const AxisRef &a : axes)
+        if (overlaps(a, b, mesh))
+          return true;
+      return false;
+    };
+    for (size_t other = 0; other < sharding.dims.size(); ++other)
+      if (other != d && std::any_of(sharding.dims[other].axes.begin(),
+                                    sharding.dims[other].axes.end(), hit))
+        return true;
+    return std::any_of(sharding.replicated.begin(), sharding.replicated.end(), hit);
+  }
+
   /// Where axis `axisName`, new on dim `d` of tensor `t`, came from: the
   /// origin it has on the source tensor of the factor that brought it.
   AxisOrigin originFor(const std::vector<const Slot *> &slots,
                        const std::vector<const TensorFactors *> &mappings,
-                       const Projection &projection, const FactorUpdate &update, size_t t,
-                       size_t d, const std::string &axisName, Loc fallback) const {
+                       const Projection &projection, const FactorUpdate &update, size_t t, size_t d,
+                       const std::string &axisName, Loc fallback) const {
     AxisOrigin origin{fallback, round_, true};
     for (int f : (*mappings[t])[d]) {
       bool has = false;
@@ -374,12 +353,38 @@ private:
           *s = Sharding::replicatedOn(single->name, ranks_[s]);
         continue;
       }
-      for (DimSharding &dim : (*s)->dims) {
-        dim.open = false;
-        dim.priority.reset();
-      }
+      closeSharding(**s);
       if (const Mesh *mesh = module_.findMesh((*s)->meshName))
         canonicalizeReplicated((*s)->replicated, *mesh);
+    }
+    // The shardings that are not a typed value's. A sharding_constraint or
+    // reshard now states its result's sharding (as in Shardy, where the op's
+    // attribute is that sharding); manual_computation in/out shardings, untyped
+    // seed declarations and sharded types are closed as written.
+    auto closeBlock = [&](Block &b) {
+      for (auto &arg : b.args)
+        if (!arg->typeKnown && arg->sharding)
+          closeSharding(*arg->sharding);
+      for (auto &op : b.ops) {
+        bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+        for (NamedAttribute &attr : op->attrs)
+          for (Sharding &s : attr.value.shardings) {
+            if (constraint && attr.name == "sharding" && op->results.size() == 1 &&
+                op->results[0]->sharding)
+              s = *op->results[0]->sharding;
+            closeSharding(s);
+          }
+      }
+    };
+    walkBlocks(module_, closeBlock);
+    for (ShardedTypeDecl &decl : module_.typeDecls)
+      closeSharding(decl.sharding);
+  }
+
+  static void closeSharding(Sharding &sharding) {
+    for (DimSharding &dim : sharding.dims) {
+      dim.open = false;
+      dim.priority.reset();
     }
   }
 
@@ -424,7 +429,7 @@ private:
   std::vector<Deferred> deferred_;
   OriginTable originTable_;
   int64_t round_ = 0;
-  int64_t phase_ = 0; // round * 3 + op-priority stage
+  int64_t phase_ = 0;  // round * 3 + op-priority stage
   uint64_t clock_ = 0; // counts sharding changes
   std::unordered_map<const Storage *, uint64_t> changedAt_;
 };

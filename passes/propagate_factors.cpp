@@ -131,9 +131,9 @@ std::optional<AxisRef> withoutOverlap(AxisRef axis, const std::vector<AxisRef> &
 }
 
 /// Step 3, the legality of `axis` within factor `f` of `tensor`.
-std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f,
-                                         const AxisRef &axis, int64_t shardedSize,
-                                         const ShardingRule &rule, const Mesh &mesh) {
+std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f, const AxisRef &axis,
+                                         int64_t shardedSize, const ShardingRule &rule,
+                                         const Mesh &mesh) {
   std::optional<AxisRef> kept = withoutOverlap(axis, tensor.blocked, mesh);
   if (!kept)
     return std::nullopt;
@@ -141,8 +141,7 @@ std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f,
   for (const AxisRef &have : fs.axes)
     if (contains(have, *kept, mesh))
       return kept;
-  if (canGrow(tensor, f, rule, mesh) &&
-      (fs.minorMost || rule.factorSizes[f] % shardedSize == 0))
+  if (canGrow(tensor, f, rule, mesh) && (fs.minorMost || rule.factorSizes[f] % shardedSize == 0))
     return kept;
   if (!fs.axes.empty() && isPrefixOf(fs.axes.back(), *kept, mesh))
     return fs.axes.back();

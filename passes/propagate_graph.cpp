@@ -11,7 +11,8 @@
 //     its out_sharding. The in/out shardings themselves are read-only
 //     sources; inside the body no tensor may take a manual axis.
 // Ops without a rule (collectives, ops whose types are unknown) are no edges:
-// nothing propagates through them.
+// nothing propagates through them. Also here: the per-edge choices of the
+// driver, op-priority directions and the mesh.
 #include "passes/PropagateInternal.h"
 
 #include <algorithm>
@@ -241,6 +242,46 @@ private:
 };
 
 } // namespace
+
+Direction edgeDirection(const Edge &edge, int f, int stage) {
+  FactorKind kind = edge.rule.factorKinds[f];
+  if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
+    return Direction::None;
+  if (stage >= 2 || edge.passThroughOp)
+    return Direction::Both;
+  if (stage == 1 && kind == FactorKind::PassThrough)
+    return edge.broadcast ? Direction::Backward : Direction::Both;
+  return Direction::None;
+}
+
+const Mesh *edgeMesh(const Edge &edge, const Module &module) {
+  std::vector<std::pair<const Mesh *, int>> counts;
+  auto count = [&](const Slot &slot) {
+    if (!*slot.sharding)
+      return;
+    const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
+    if (!mesh || mesh->isEmpty() || mesh->isMaximal())
+      return;
+    for (auto &[m, n] : counts)
+      if (m == mesh) {
+        ++n;
+        return;
+      }
+    counts.emplace_back(mesh, 1);
+  };
+  for (const Slot &slot : edge.operands)
+    count(slot);
+  for (const Slot &slot : edge.results)
+    count(slot);
+  const Mesh *best = nullptr;
+  int bestCount = 0;
+  for (auto &[m, n] : counts)
+    if (n > bestCount) {
+      best = m;
+      bestCount = n;
+    }
+  return best;
+}
 
 Graph buildGraph(Module &module) {
   Graph graph;

@@ -57,8 +57,7 @@ bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, cons
 }
 
 bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  return a.name == b.name && preSizeOf(a) == preSizeOf(b) &&
-         sizeOf(b, mesh) % sizeOf(a, mesh) == 0;
+  return a.name == b.name && preSizeOf(a) == preSizeOf(b) && sizeOf(b, mesh) % sizeOf(a, mesh) == 0;
 }
 
 bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
@@ -109,7 +108,7 @@ PrefixStatus axisListPrefix(const std::vector<AxisRef> &first, const std::vector
   if (first.size() == second.size() && sameAxis(first[last], second[last], mesh))
     return PrefixStatus::Equal;
   return isPrefixOf(first[last], second[last], mesh) ? PrefixStatus::StrictPrefix
-                                                      : PrefixStatus::NotAPrefix;
+                                                     : PrefixStatus::NotAPrefix;
 }
 
 // ---- projection ------------------------------------------------------------------

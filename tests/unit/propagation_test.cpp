@@ -87,8 +87,8 @@ std::vector<std::vector<Names>> propagate(const ShardingRule &r,
   std::vector<std::vector<Names>> out;
   for (size_t t = 0; t < tensors.size(); ++t) {
     std::vector<Names> dims;
-    for (auto &axes : projectBack(p.tensors[t], *maps[t], r, mesh,
-                                  tensors[t] ? &tensors[t]->dims : nullptr))
+    for (auto &axes :
+         projectBack(p.tensors[t], *maps[t], r, mesh, tensors[t] ? &tensors[t]->dims : nullptr))
       dims.push_back(names(axes));
     out.push_back(dims);
   }
@@ -152,8 +152,7 @@ TEST_CASE("projection: several axes, non-divisible minor-most, overflow", "[prop
   TensorProjection t = projectTensor(&s, r.operands[0], r, mesh, {});
   CHECK(names(t.factors[0].axes) == Names{"\"x\"", "\"y\":(1)2"});
   CHECK(names(t.factors[1].axes) == Names{"\"y\":(2)2"});
-  CHECK(names(projectBack(t, r.operands[0], r, mesh, &s.dims)[0]) ==
-        Names{"\"x\"", "\"y\""});
+  CHECK(names(projectBack(t, r.operands[0], r, mesh, &s.dims)[0]) == Names{"\"x\"", "\"y\""});
 
   // dim 2 over a single factor sharded {"y"}=4: the minor-most factor takes
   // it although 4 does not divide 2 (padding).
@@ -274,7 +273,6 @@ TEST_CASE("identity rule: one factor per dim, none for size 1", "[propagation]")
 
 // ---- the whole pass on parsed programs ------------------------------------------
 
-
 namespace {
 
 /// A parsed, checked and propagated program.
@@ -313,12 +311,12 @@ struct Propagated {
 } // namespace
 
 TEST_CASE("origins: each axis points at the annotation it came from", "[propagation]") {
-  Propagated p("@mesh = <[\"x\"=2, \"y\"=4]>\n"                                      // 1
-               "func @main(%x: tensor<8x16xf32> sharding<@mesh, [{\"x\"}, {}]>,\n"     // 2
+  Propagated p("@mesh = <[\"x\"=2, \"y\"=4]>\n"                                       // 1
+               "func @main(%x: tensor<8x16xf32> sharding<@mesh, [{\"x\"}, {}]>,\n"    // 2
                "           %w: tensor<16x32xf32> sharding<@mesh, [{}, {\"y\"}p1]>)\n" // 3
-               "    -> tensor<8x32xf32> {\n"                                         // 4
-               "  %h = matmul %x, %w\n"                                              // 5
-               "  %a = tanh %h\n"                                                    // 6
+               "    -> tensor<8x32xf32> {\n"                                          // 4
+               "  %h = matmul %x, %w\n"                                               // 5
+               "  %a = tanh %h\n"                                                     // 6
                "  return %a\n"
                "}\n");
   const Value &a = p.value("a");
