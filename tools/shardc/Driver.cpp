@@ -81,7 +81,7 @@ int runDriver(const DriverOptions &options) {
     const SourceFile &file = files.emplace_back(name, std::move(chunk));
     DiagnosticEngine diags;
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
-    std::unique_ptr<Module> module = compile(file, diags, options.emit);
+    std::unique_ptr<Module> module = compile(file, diags, options.emit, options.explicitMode);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
       failed |= !verifyDiagnostics(file, diags.diagnostics(), mismatches);

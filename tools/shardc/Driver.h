@@ -16,6 +16,7 @@ struct DriverOptions {
   bool splitInputFile = false;    ///< treat each `// -----` chunk as a file of its own
   bool json = false;              ///< diagnostics as LSP JSON instead of text
   bool color = false;             ///< ANSI colour in text diagnostics
+  bool explicitMode = false;      ///< JAX sharding in types instead of propagation (--explicit)
   bool visualize = false;         ///< draw each sharded value's device blocks (--visualize)
   bool visualizeColor = false;    ///< ANSI colour in those pictures
   size_t errorLimit = 20;         ///< errors reported per chunk; 0 = no limit

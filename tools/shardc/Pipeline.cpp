@@ -57,8 +57,11 @@ std::vector<std::string> emitKinds() {
 }
 
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit) {
+                                std::string_view emit, bool explicitMode) {
   const char *lastStage = emit.empty() ? kLastCheckingStage : findEmitKind(emit).lastStage;
+  // --explicit: sharding in types is a check too, so --verify-only runs it.
+  if (explicitMode && emit.empty())
+    lastStage = "propagate-shardings";
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has
   //    recovered and reported as many as it could). Name errors do not: the
@@ -71,7 +74,11 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   // 2. the checking passes, in order. They skip what an earlier error left
   //    without a type, so all of them run and one run reports everything.
   for (const Stage &stage : kStages) {
-    stage.run(*module, diags);
+    // --explicit replaces propagation with JAX sharding in types.
+    PassFn run = stage.run;
+    if (explicitMode && stage.run == propagateShardings)
+      run = inferExplicitShardings;
+    run(*module, diags);
     if (lastStage && std::string_view(lastStage) == stage.name)
       break;
   }

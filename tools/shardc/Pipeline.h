@@ -21,8 +21,10 @@ std::vector<std::string> emitKinds();
 /// order of allPasses(), as far as `emit` needs (all of it when `emit` is
 /// empty, as for --verify-only). Stops after the first stage that reports an
 /// error and returns null; diagnostics are in `diags` either way.
+/// `explicitMode` (--explicit) runs explicit-shardings (JAX sharding in types)
+/// in place of propagate-shardings, also for --verify-only.
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit = {});
+                                std::string_view emit = {}, bool explicitMode = false);
 
 /// Prints `module` in the form `emit` names (one of emitKinds()).
 std::string emitModule(const Module &module, std::string_view emit);

@@ -67,6 +67,8 @@ int run(int argc, char **argv) {
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
+  app.add_flag("--explicit", options.explicitMode,
+               "JAX sharding in types: every sharding computed by its op's rule, no propagation");
   app.add_flag("--split-input-file", options.splitInputFile,
                "compile each `// -----` chunk of the file on its own");
   app.add_flag("--list-passes", listPassesFlag, "list the passes in pipeline order, then exit");

@@ -1,0 +1,62 @@
+// Internals of the --explicit pass (passes/explicit_shardings*.cpp): the walk
+// (explicit_shardings.cpp) and the per-op result rules
+// (explicit_shardings_rules.cpp). Not part of the public interface (Passes.h).
+#pragma once
+
+#include "ir/IR.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::explicit_shardings {
+
+/// Equal axes, major to minor (open and priority are ignored: in --explicit
+/// mode every sharding is closed and has none).
+bool sameDim(const DimSharding &a, const DimSharding &b);
+/// Same mesh and same dims. Explicitly replicated axes are ignored: in
+/// sharding-in-types every axis not named in a dim is replicated anyway.
+bool sameSharding(const Sharding &a, const Sharding &b);
+/// A closed sharding of `mesh` with these dims and nothing replicated.
+Sharding makeSharding(const std::string &mesh, std::vector<DimSharding> dims);
+/// A closed dim with these axes and no location.
+DimSharding closedDim(std::vector<AxisRef> axes = {});
+/// The first axis that `sharding` names twice (or two overlapping sub-axes
+/// of one axis), or nullopt.
+std::optional<AxisRef> duplicateAxis(const Sharding &sharding);
+/// `sharding` with every later mention of an already used axis dropped (for
+/// a suggested out_sharding).
+Sharding withoutDuplicateAxes(Sharding sharding);
+/// `sharding` with dim `d` set to `dim` and those axes dropped from the other
+/// dims (for a suggested reshard).
+Sharding withDim(Sharding sharding, size_t d, const DimSharding &dim);
+
+/// `%b`.
+std::string valueName(const Value &value);
+/// The op written with `sharding` as its out_sharding, the fix for an
+/// ambiguous result: `%r = matmul %a, %b : tensor<8x32xf32> sharding<...>`.
+std::string exampleOutSharding(const Op &op, const Sharding &sharding);
+/// A reshard of `value` to `sharding`: `%b2 = reshard %b sharding<...>`.
+std::string exampleReshard(const Value &value, const Sharding &sharding);
+
+/// The note texts every fix hint starts with.
+std::string outShardingNote(const Op &op, const Sharding &sharding);
+std::string reshardNote(const Value &value, const Sharding &sharding);
+
+/// Result sharding of an op whose rule is factor based (ShardingRules.h):
+/// unary, convert, binary and select, matmul and einsum, reduce_*,
+/// transpose, broadcast, concat, slice and pad. Every operand has a sharding.
+/// A written out_sharding on the result resolves ambiguities (conflicting
+/// operand dims, an axis named twice, contracting dims sharded on one or
+/// both sides) and is returned; operand constraints (a size-1 broadcast dim,
+/// a concatenated, sliced or padded dim, or contracting dims sharded
+/// differently must not be sharded; one mesh) are errors either way.
+/// Reports and returns nullopt on error.
+std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags);
+
+/// Result sharding of a reshape (the seed's rule: strip size-1 dims, then a
+/// single split or merge of unsharded dims, else an out_sharding is needed).
+/// Reports and returns nullopt on error.
+std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags);
+
+} // namespace shardc::explicit_shardings
