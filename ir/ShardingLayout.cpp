@@ -39,8 +39,9 @@ int64_t axisCoordinate(const Mesh &mesh, const AxisRef &axis, const std::vector<
   // the middle digit. The guards only matter for unverified IR.
   int64_t n = mesh.axes[index].size;
   int64_t k = std::max<int64_t>(axis.size, 1);
-  int64_t post = axis.preSize > 0 && n >= axis.preSize * k ? n / (axis.preSize * k) : 1;
-  return (coord / std::max<int64_t>(post, 1)) % k;
+  int64_t post =
+      n > 0 && n % axis.preSize == 0 && (n / axis.preSize) % k == 0 ? n / axis.preSize / k : 1;
+  return (coord / post) % k;
 }
 
 int64_t shardIndex(const Mesh &mesh, const DimSharding &dim, const std::vector<int64_t> &coords) {

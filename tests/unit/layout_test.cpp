@@ -1,8 +1,10 @@
 // Unit tests for ir/ShardingLayout.h: which block of a sharded tensor each
 // device holds, for full axes, several axes per dim, sub-axes, device_ids
 // orders, replicated axes, non-divisible dims and maximal meshes; and the
-// JAX-style type.
+// JAX-style type. The pictures of ir/Visualize.h have golden lit tests
+// (tests/lit/visualize); here only the edge cases the verifier lets through.
 #include "ir/ShardingLayout.h"
+#include "ir/Visualize.h"
 
 #include <catch2/catch.hpp>
 
@@ -42,13 +44,13 @@ Sharding sharding(std::vector<std::vector<AxisRef>> dims, std::vector<AxisRef> r
   return s;
 }
 
-using Block = std::pair<std::vector<int64_t>, std::vector<int64_t>>; // start, extent
+using Held = std::pair<std::vector<int64_t>, std::vector<int64_t>>; // start, extent
 
 /// device -> (start, extent); also checks the list is sorted by device id.
-std::map<int64_t, Block> blocksByDevice(const Mesh &mesh, const std::vector<int64_t> &shape,
-                                        const Sharding &s) {
+std::map<int64_t, Held> blocksByDevice(const Mesh &mesh, const std::vector<int64_t> &shape,
+                                       const Sharding &s) {
   std::vector<DeviceBlock> blocks = deviceBlocks(mesh, shape, s);
-  std::map<int64_t, Block> out;
+  std::map<int64_t, Held> out;
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (i > 0)
       CHECK(blocks[i - 1].device < blocks[i].device);
@@ -112,22 +114,22 @@ TEST_CASE("layout: 1-D on one axis", "[layout]") {
   auto blocks = blocksByDevice(m, {8}, sharding({{full("x")}}));
   REQUIRE(blocks.size() == 4);
   for (int64_t d = 0; d < 4; ++d)
-    CHECK(blocks[d] == Block{{2 * d}, {2}});
+    CHECK(blocks[d] == Held{{2 * d}, {2}});
 }
 
 TEST_CASE("layout: 2-D, one axis per dim", "[layout]") {
   // The seed's basic structure: [[0, 1], [2, 3]], [{"x"}, {"y"}] on 4x4.
   Mesh m = makeMesh({{"x", 2}, {"y", 2}});
   auto blocks = blocksByDevice(m, {4, 4}, sharding({{full("x")}, {full("y")}}));
-  CHECK(blocks[0] == Block{{0, 0}, {2, 2}});
-  CHECK(blocks[1] == Block{{0, 2}, {2, 2}});
-  CHECK(blocks[2] == Block{{2, 0}, {2, 2}});
-  CHECK(blocks[3] == Block{{2, 2}, {2, 2}});
+  CHECK(blocks[0] == Held{{0, 0}, {2, 2}});
+  CHECK(blocks[1] == Held{{0, 2}, {2, 2}});
+  CHECK(blocks[2] == Held{{2, 0}, {2, 2}});
+  CHECK(blocks[3] == Held{{2, 2}, {2, 2}});
 
   // Transposed: dim 0 on "y", dim 1 on "x".
   auto t = blocksByDevice(m, {4, 4}, sharding({{full("y")}, {full("x")}}));
-  CHECK(t[1] == Block{{2, 0}, {2, 2}});
-  CHECK(t[2] == Block{{0, 2}, {2, 2}});
+  CHECK(t[1] == Held{{2, 0}, {2, 2}});
+  CHECK(t[2] == Held{{0, 2}, {2, 2}});
 }
 
 TEST_CASE("layout: several axes on one dim, major to minor", "[layout]") {
@@ -158,7 +160,7 @@ TEST_CASE("layout: sub-axes", "[layout]") {
   // i.e. row d/2, columns 2*(d%2) and the next.
   auto blocks = blocksByDevice(x4, {2, 4}, sharding({{sub("x", 1, 2)}, {sub("x", 2, 2)}}));
   for (int64_t d = 0; d < 4; ++d)
-    CHECK(blocks[d] == Block{{d / 2, 2 * (d % 2)}, {1, 2}});
+    CHECK(blocks[d] == Held{{d / 2, 2 * (d % 2)}, {1, 2}});
 
   // "y":(2)2 of y=8 is the middle bit of y: (y / 2) % 2.
   Mesh m = makeMesh({{"x", 2}, {"y", 8}, {"z", 2}});
@@ -179,12 +181,23 @@ TEST_CASE("layout: sub-axes", "[layout]") {
   CHECK(a == b);
 }
 
+TEST_CASE("layout: ill-formed sub-axes stay in range (unverified IR, e.g. hover)", "[layout]") {
+  Mesh x4 = makeMesh({{"x", 4}});
+  Sharding s = sharding({{sub("x", 3, 2)}, {sub("x", 1, 8)}, {full("nope")}});
+  for (const DeviceBlock &b : deviceBlocks(x4, {8, 8, 8}, s)) {
+    CHECK(b.index[0] >= 0);
+    CHECK(b.index[0] < 2);
+    CHECK(b.index[1] < 8);
+    CHECK(b.index[2] == 0);
+  }
+}
+
 TEST_CASE("layout: device_ids permute which device holds which block", "[layout]") {
   // Reversed order: position p holds block p, and is device 7 - p.
   Mesh rev = makeMesh({{"a", 4}, {"b", 2}}, {7, 6, 5, 4, 3, 2, 1, 0});
   auto blocks = blocksByDevice(rev, {8}, sharding({{full("a"), full("b")}}));
   for (int64_t d = 0; d < 8; ++d)
-    CHECK(blocks[d] == Block{{7 - d}, {1}});
+    CHECK(blocks[d] == Held{{7 - d}, {1}});
 
   // examples/two_meshes.shd: @col = <["a"=4, "b"=2], device_ids=[0, 4, 1, 5,
   // 2, 6, 3, 7]> with [{"b"}, {"a"}] places every element where @row =
@@ -197,10 +210,10 @@ TEST_CASE("layout: device_ids permute which device holds which block", "[layout]
   // Shardy's own spelling: <["a"=2, "b"=2], device_ids=[1, 0, 3, 2]>.
   Mesh p = makeMesh({{"a", 2}, {"b", 2}}, {1, 0, 3, 2});
   auto pb = blocksByDevice(p, {4}, sharding({{full("a"), full("b")}}));
-  CHECK(pb[1] == Block{{0}, {1}});
-  CHECK(pb[0] == Block{{1}, {1}});
-  CHECK(pb[3] == Block{{2}, {1}});
-  CHECK(pb[2] == Block{{3}, {1}});
+  CHECK(pb[1] == Held{{0}, {1}});
+  CHECK(pb[0] == Held{{1}, {1}});
+  CHECK(pb[3] == Held{{2}, {1}});
+  CHECK(pb[2] == Held{{3}, {1}});
 }
 
 TEST_CASE("layout: replicated axes hold the same block", "[layout]") {
@@ -229,7 +242,7 @@ TEST_CASE("layout: replicated axes hold the same block", "[layout]") {
   auto blocks = blocksByDevice(xy, {6}, sharding({{full("y")}}));
   CHECK(blocks[0] == blocks[2]);
   CHECK(blocks[1] == blocks[3]);
-  CHECK(blocks[1] == Block{{3}, {3}});
+  CHECK(blocks[1] == Held{{3}, {3}});
 }
 
 TEST_CASE("layout: non-divisible dims are padded", "[layout]") {
@@ -280,7 +293,7 @@ TEST_CASE("layout: maximal and empty meshes", "[layout]") {
 TEST_CASE("layout: a sharding with fewer dims leaves the rest unsharded", "[layout]") {
   Mesh m = makeMesh({{"x", 2}});
   auto blocks = blocksByDevice(m, {4, 6}, sharding({{full("x")}}));
-  CHECK(blocks[1] == Block{{2, 0}, {2, 6}});
+  CHECK(blocks[1] == Held{{2, 0}, {2, 6}});
 }
 
 TEST_CASE("layout: JAX-style types", "[layout]") {
@@ -296,4 +309,47 @@ TEST_CASE("layout: JAX-style types", "[layout]") {
   CHECK(jaxType(TensorType{{}, DType::F64}, nullptr) == "f64[]");
   Sharding rank0 = sharding({});
   CHECK(jaxType(TensorType{{}, DType::I1}, &rank0) == "i1[]");
+}
+
+TEST_CASE("visualize: edge cases draw or say why not", "[layout][visualize]") {
+  VisualizeOptions plain;
+  Mesh x4 = makeMesh({{"x", 4}});
+  // Rank 0: one box with every device.
+  std::string scalar = visualizeSharding(x4, TensorType{{}, DType::F32}, sharding({}), plain);
+  CHECK(scalar.find("0-3") != std::string::npos);
+  // A zero-size dim: every block is empty, so shaded.
+  std::string zero =
+      visualizeSharding(x4, TensorType{{0, 4}, DType::F32}, sharding({{full("x")}, {}}), plain);
+  CHECK(zero.find("\u2591") != std::string::npos);
+  CHECK(zero.find("dim 0") == std::string::npos); // 0 = 0+0+0+0 pads nothing
+  // 5 on 4: the empty block is shaded and the note sums the extents.
+  std::string five =
+      visualizeSharding(x4, TensorType{{5}, DType::F32}, sharding({{full("x")}}), plain);
+  CHECK(five.find("\u2591 3 \u2591") != std::string::npos);
+  CHECK(five.find("dim 0: 5 = 2+2+1+0 (3 padded)") != std::string::npos);
+  // Too many blocks along a drawn dim, or leading-dim pictures beyond 16.
+  Mesh x128 = makeMesh({{"x", 128}});
+  CHECK(visualizeSharding(x128, TensorType{{128}, DType::F32}, sharding({{full("x")}}), plain) ==
+        "(dim 0 has 128 blocks: too many to draw)\n");
+  std::string lead = visualizeSharding(x128, TensorType{{128, 2, 2}, DType::F32},
+                                       sharding({{full("x")}, {}, {}}), plain);
+  CHECK(lead.find("[dim0 block 15/128]") != std::string::npos);
+  CHECK(lead.find("[dim0 block 16/128]") == std::string::npos);
+  CHECK(lead.find("(112 more blocks of the leading dims not drawn)") != std::string::npos);
+  // Long device lists are shortened.
+  Mesh xy = makeMesh({{"x", 64}, {"y", 2}});
+  std::string strided =
+      visualizeSharding(xy, TensorType{{4}, DType::F32}, sharding({{full("y")}}), plain);
+  CHECK(strided.find("0,2,...,126 (64 devices)") != std::string::npos);
+  // An axis the mesh lacks (unverified IR) draws as unsharded.
+  std::string unknown =
+      visualizeSharding(x4, TensorType{{4}, DType::F32}, sharding({{full("nope")}}), plain);
+  CHECK(unknown.find("0-3") != std::string::npos);
+  // Colour: one background per block.
+  VisualizeOptions colour;
+  colour.color = true;
+  std::string coloured =
+      visualizeSharding(x4, TensorType{{4}, DType::F32}, sharding({{full("x")}}), colour);
+  CHECK(coloured.find("\x1b[44m") != std::string::npos);
+  CHECK(coloured.find("\x1b[42m") != std::string::npos);
 }
