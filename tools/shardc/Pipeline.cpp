@@ -57,10 +57,12 @@ std::vector<std::string> emitKinds() {
 }
 
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit, bool explicitMode) {
+                                std::string_view emit, bool explicitMode,
+                                ShardingOrigins *origins) {
   const char *lastStage = emit.empty() ? kLastCheckingStage : findEmitKind(emit).lastStage;
   // --explicit: sharding in types is a check too, so --verify-only runs it.
-  if (explicitMode && emit.empty())
+  // --explain explains the result of propagation.
+  if ((explicitMode && emit.empty()) || origins)
     lastStage = "propagate-shardings";
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has
@@ -75,10 +77,15 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   //    without a type, so all of them run and one run reports everything.
   for (const Stage &stage : kStages) {
     // --explicit replaces propagation with JAX sharding in types.
+    // (--explain: propagation also records where each axis came from.)
     PassFn run = stage.run;
-    if (explicitMode && stage.run == propagateShardings)
+    bool propagation = stage.run == static_cast<PassFn>(propagateShardings);
+    if (explicitMode && propagation)
       run = inferExplicitShardings;
-    run(*module, diags);
+    if (!explicitMode && origins && propagation)
+      propagateShardings(*module, diags, origins);
+    else
+      run(*module, diags);
     if (lastStage && std::string_view(lastStage) == stage.name)
       break;
   }

@@ -5,6 +5,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/ShardingOrigins.h"
 
 #include <memory>
 #include <string>
@@ -23,8 +24,11 @@ std::vector<std::string> emitKinds();
 /// error and returns null; diagnostics are in `diags` either way.
 /// `explicitMode` (--explicit) runs explicit-shardings (JAX sharding in types)
 /// in place of propagate-shardings, also for --verify-only.
+/// `origins` (--explain) runs through propagate-shardings, which records in
+/// it where each axis came from (nothing is recorded with --explicit).
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit = {}, bool explicitMode = false);
+                                std::string_view emit = {}, bool explicitMode = false,
+                                ShardingOrigins *origins = nullptr);
 
 /// Prints `module` in the form `emit` names (one of emitKinds()).
 std::string emitModule(const Module &module, std::string_view emit);
