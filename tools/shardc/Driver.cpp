@@ -2,6 +2,7 @@
 #include "tools/shardc/Driver.h"
 
 #include "ir/Visualize.h"
+#include "tools/shardc/Explain.h"
 #include "tools/shardc/OutputFile.h"
 #include "tools/shardc/Pipeline.h"
 #include "tools/shardc/SourceInput.h"
@@ -81,7 +82,9 @@ int runDriver(const DriverOptions &options) {
     const SourceFile &file = files.emplace_back(name, std::move(chunk));
     DiagnosticEngine diags;
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
-    std::unique_ptr<Module> module = compile(file, diags, options.emit, options.explicitMode);
+    ShardingOrigins origins; // filled by propagation for --explain
+    std::unique_ptr<Module> module = compile(file, diags, options.emit, options.explicitMode,
+                                             options.explain ? &origins : nullptr);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
       failed |= !verifyDiagnostics(file, diags.diagnostics(), mismatches);
@@ -100,8 +103,13 @@ int runDriver(const DriverOptions &options) {
         output.append(kSplitMarker).append("\n");
       output += visualizeModule(*module, VisualizeOptions{options.visualizeColor});
     }
+    if (module && options.explain) {
+      if (printed++ > 0)
+        output.append(kSplitMarker).append("\n");
+      output += explainModule(*module, options.explicitMode ? nullptr : &origins);
+    }
   }
-  if (failed || (options.emit.empty() && !options.visualize))
+  if (failed || (options.emit.empty() && !options.visualize && !options.explain))
     return failed ? 1 : 0;
 
   error = writeOutput(options.output, output);

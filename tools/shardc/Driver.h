@@ -19,6 +19,7 @@ struct DriverOptions {
   bool explicitMode = false;      ///< JAX sharding in types instead of propagation (--explicit)
   bool visualize = false;         ///< draw each sharded value's device blocks (--visualize)
   bool visualizeColor = false;    ///< ANSI colour in those pictures
+  bool explain = false;           ///< where each axis came from (--explain, --debug-origins)
   size_t errorLimit = 20;         ///< errors reported per chunk; 0 = no limit
 };
 
