@@ -64,6 +64,10 @@ int run(int argc, char **argv) {
   CLI::Option *visualizeOpt =
       app.add_flag("--visualize", options.visualize,
                    "draw which devices hold which block of each sharded value (stdout or -o)");
+  CLI::Option *explainOpt =
+      app.add_flag("--explain,--debug-origins", options.explain,
+                   "after propagation, say where each axis of each value's sharding came from "
+                   "(stdout or -o)");
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
@@ -85,6 +89,8 @@ int run(int argc, char **argv) {
       ->capture_default_str();
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
   visualizeOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
+  explainOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt)->excludes(
+      visualizeOpt);
 
   try {
     app.parse(argc, argv);
@@ -94,11 +100,12 @@ int run(int argc, char **argv) {
     }
     if (app.count("FILE") == 0)
       throw CLI::RequiredError("FILE");
-    if (outputOpt->count() > 0 && options.emit.empty() && !options.visualize)
+    bool prints = !options.emit.empty() || options.visualize || options.explain;
+    if (outputOpt->count() > 0 && !prints)
       throw CLI::ValidationError(
           "-o", "building an executable needs the backend, which this build does not have "
                 "yet; write --emit=ir -o FILE to print the checked program");
-    if (!verifyOnly && !options.verifyDiagnostics && options.emit.empty() && !options.visualize)
+    if (!verifyOnly && !options.verifyDiagnostics && !prints)
       throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir or "
                                  "--verify-diagnostics");
   } catch (const CLI::ParseError &e) {
