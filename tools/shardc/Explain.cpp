@@ -93,8 +93,7 @@ private:
     for (const auto &op : block.ops) {
       std::string first = op->results.empty() ? "" : " %" + op->results[0]->name;
       ops_.emplace(key(op->loc), fmt::format("{}{}", op->name(), first));
-      bool constraint =
-          op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+      bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
       for (const auto &r : op->results)
         addValue(*r, constraint ? fmt::format("{}{}", op->name(), first)
                                 : fmt::format("out_sharding of %{}", r->name));
@@ -159,7 +158,8 @@ private:
         if (auto it = origins_->results.find(&spec); it != origins_->results.end())
           dims = &it->second;
       entry(fmt::format("@{} result {}", f.name, i), spec.loc, "function result", spec.type,
-            spec.sharding ? &*spec.sharding : nullptr, dims);
+            spec.sharding ? &*spec.sharding : nullptr, dims,
+            spec.sharding ? spec.sharding->loc : Loc{});
     }
   }
 
@@ -170,9 +170,9 @@ private:
                                       : fmt::format("argument {} of {}", i, argOf));
     for (const auto &op : b.ops) {
       for (const auto &r : op->results)
-        value(*r, op->results.size() == 1 ? op->name()
-                                          : fmt::format("{} result {}", op->name(),
-                                                        r->resultIndex));
+        value(*r, op->results.size() == 1
+                      ? op->name()
+                      : fmt::format("{} result {}", op->name(), r->resultIndex));
       if (op->body)
         block(*op->body, op->name());
     }
@@ -185,11 +185,19 @@ private:
     if (origins_)
       if (auto it = origins_->values.find(&v); it != origins_->values.end())
         dims = &it->second;
-    entry("%" + v.name, v.loc, what, v.type, v.sharding ? &*v.sharding : nullptr, dims);
+    // A manual_computation result's sharding is its out_sharding, written
+    // on the op.
+    Loc writtenAt = v.sharding ? v.sharding->loc : Loc{};
+    if (v.definingOp && v.definingOp->kind == OpKind::ManualComputation)
+      if (const Attribute *outs = v.definingOp->attr("out_shardings"))
+        if (static_cast<size_t>(v.resultIndex) < outs->shardings.size())
+          writtenAt = outs->shardings[v.resultIndex].loc;
+    entry("%" + v.name, v.loc, what, v.type, v.sharding ? &*v.sharding : nullptr, dims, writtenAt);
   }
 
+  /// `writtenAt`: where a sharding without axes was written, if it was.
   void entry(const std::string &name, Loc loc, const std::string &what, const TensorType &type,
-             const Sharding *sharding, const std::vector<DimOrigins> *dims) {
+             const Sharding *sharding, const std::vector<DimOrigins> *dims, Loc writtenAt) {
     out_ += fmt::format("\n{}  {}  {}\n", name, locText(loc), what);
     out_ += fmt::format("  type      {}   {}\n", printType(type), jaxType(type, sharding));
     if (!sharding) {
@@ -216,9 +224,9 @@ private:
         lines.emplace_back(fmt::format("dim {} {}", d, a.str()), originText(origin));
       }
     if (lines.empty()) {
-      out_ += sharding->loc.known() ? fmt::format("  origin    replicated, written at {}\n",
-                                    locText(sharding->loc))
-                      : "  origin    replicated (no sharding reached it)\n";
+      out_ += writtenAt.known()
+                  ? fmt::format("  origin    replicated, written at {}\n", locText(writtenAt))
+                  : "  origin    replicated (no sharding reached it)\n";
       return;
     }
     size_t width = 0;
@@ -241,8 +249,8 @@ private:
   static std::string local(const TensorType &type, const Sharding &sharding, const Mesh &mesh) {
     TensorType localType = type;
     localType.shape = localShape(type.shape, sharding, mesh);
-    std::string notes = fmt::format("{} device{}", mesh.deviceCount(),
-                                    mesh.deviceCount() == 1 ? "" : "s");
+    std::string notes =
+        fmt::format("{} device{}", mesh.deviceCount(), mesh.deviceCount() == 1 ? "" : "s");
     for (size_t d = 0; d < type.rank(); ++d) {
       int64_t shards = shardCount(sharding.dims[d], mesh);
       if (shards <= 1 || type.shape[d] % shards == 0)
