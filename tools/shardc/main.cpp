@@ -59,8 +59,9 @@ int run(int argc, char **argv) {
       "--verify-only", verifyOnly, "parse, type-check and verify; print nothing on success");
   CLI::Option *emitOpt = app.add_option("--emit", options.emit, "print the program after a stage")
                              ->check(CLI::IsMember(shardc::emitKinds()));
-  CLI::Option *outputOpt = app.add_option(
-      "-o", options.output, "where --emit or --visualize writes ('-' = stdout, the default)");
+  CLI::Option *outputOpt =
+      app.add_option("-o", options.output,
+                     "where --emit, --visualize or --explain writes ('-' = stdout, the default)");
   CLI::Option *visualizeOpt =
       app.add_flag("--visualize", options.visualize,
                    "draw which devices hold which block of each sharded value (stdout or -o)");
@@ -89,8 +90,10 @@ int run(int argc, char **argv) {
       ->capture_default_str();
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
   visualizeOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
-  explainOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt)->excludes(
-      visualizeOpt);
+  explainOpt->excludes(verifyOnlyOpt)
+      ->excludes(emitOpt)
+      ->excludes(verifyDiagsOpt)
+      ->excludes(visualizeOpt);
 
   try {
     app.parse(argc, argv);
