@@ -83,8 +83,12 @@ int runDriver(const DriverOptions &options) {
     DiagnosticEngine diags;
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
     ShardingOrigins origins; // filled by propagation for --explain
-    std::unique_ptr<Module> module = compile(file, diags, options.emit, options.explicitMode,
-                                             options.explain ? &origins : nullptr);
+    CompileOptions compileOptions;
+    compileOptions.emit = options.emit;
+    compileOptions.explicitMode = options.explicitMode;
+    compileOptions.throughPropagation = options.visualize || options.explain;
+    compileOptions.origins = options.explain ? &origins : nullptr;
+    std::unique_ptr<Module> module = compile(file, diags, compileOptions);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
       failed |= !verifyDiagnostics(file, diags.diagnostics(), mismatches);

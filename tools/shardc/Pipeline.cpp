@@ -57,12 +57,12 @@ std::vector<std::string> emitKinds() {
 }
 
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit, bool explicitMode,
-                                ShardingOrigins *origins) {
-  const char *lastStage = emit.empty() ? kLastCheckingStage : findEmitKind(emit).lastStage;
-  // --explicit: sharding in types is a check too, so --verify-only runs it.
-  // --explain explains the result of propagation.
-  if ((explicitMode && emit.empty()) || origins)
+                                const CompileOptions &options) {
+  const bool explicitMode = options.explicitMode;
+  ShardingOrigins *origins = options.origins;
+  const char *lastStage =
+      options.emit.empty() ? kLastCheckingStage : findEmitKind(options.emit).lastStage;
+  if ((explicitMode && options.emit.empty()) || options.throughPropagation || origins)
     lastStage = "propagate-shardings";
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has

@@ -18,17 +18,27 @@ namespace shardc {
 /// (sharded, spmd, llvm) add their names here when they land.
 std::vector<std::string> emitKinds();
 
+/// How far compile() runs and how.
+struct CompileOptions {
+  /// The `--emit=` kind whose stage ends the run; empty: the checks only
+  /// (--verify-only), or propagation when `throughPropagation` is set.
+  std::string_view emit;
+  /// Run through propagate-shardings (--visualize, --explain: they show
+  /// what propagation decided).
+  bool throughPropagation = false;
+  /// --explicit: explicit-shardings (JAX sharding in types) in place of
+  /// propagate-shardings; it is a check too, so --verify-only runs it.
+  bool explicitMode = false;
+  /// --explain: propagation records here where each axis came from
+  /// (nothing is recorded with --explicit).
+  ShardingOrigins *origins = nullptr;
+};
+
 /// Runs the pipeline on one source buffer: parse, then every pass in the
-/// order of allPasses(), as far as `emit` needs (all of it when `emit` is
-/// empty, as for --verify-only). Stops after the first stage that reports an
-/// error and returns null; diagnostics are in `diags` either way.
-/// `explicitMode` (--explicit) runs explicit-shardings (JAX sharding in types)
-/// in place of propagate-shardings, also for --verify-only.
-/// `origins` (--explain) runs through propagate-shardings, which records in
-/// it where each axis came from (nothing is recorded with --explicit).
+/// order of allPasses(), as far as `options` asks. Returns null when any
+/// stage reported an error; diagnostics are in `diags` either way.
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
-                                std::string_view emit = {}, bool explicitMode = false,
-                                ShardingOrigins *origins = nullptr);
+                                const CompileOptions &options = {});
 
 /// Prints `module` in the form `emit` names (one of emitKinds()).
 std::string emitModule(const Module &module, std::string_view emit);
