@@ -1,4 +1,4 @@
-// libFuzzer target: the front half of the compiler on arbitrary text. For any
+// libFuzzer target: the compiler up to propagation on arbitrary text. For any
 // input, shardc must not crash, hang, leak or hit undefined behaviour (the
 // sanitizers and libFuzzer catch those), and a program that passes every
 // check must print as text that compiles again and prints identically
@@ -40,6 +40,30 @@ void checkRoundTrip(const Module &module) {
     fail("printing is not stable: print(parse(print(m))) != print(m)", printed);
 }
 
+/// A program that passes the checks goes through propagation and through
+/// --explicit without crashing; a propagated program prints as text that
+/// compiles (an explicit-mode error is a legitimate answer, not a failure).
+void checkLaterStages(const SourceFile &file) {
+  DiagnosticEngine diags;
+  CompileOptions propagate;
+  propagate.emit = "sharded";
+  if (std::unique_ptr<Module> sharded = compile(file, diags, propagate)) {
+    std::string printed = emitModule(*sharded, "sharded");
+    SourceFile printedFile("sharded.shd", printed);
+    DiagnosticEngine reparseDiags;
+    if (!compile(printedFile, reparseDiags))
+      fail("the --emit=sharded form of a valid program does not compile", printed,
+           reparseDiags.diagnostics());
+  } else if (!diags.hasErrors()) {
+    fail("propagation failed without reporting an error", file.text());
+  }
+  DiagnosticEngine explicitDiags;
+  CompileOptions explicitMode;
+  explicitMode.explicitMode = true;
+  if (!compile(file, explicitDiags, explicitMode) && !explicitDiags.hasErrors())
+    fail("--explicit failed without reporting an error", file.text());
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -60,8 +84,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     (void)renderJson(diags.diagnostics());
     DiagnosticEngine mismatches;
     (void)verifyDiagnostics(file, diags.diagnostics(), mismatches);
-    if (module)
-      checkRoundTrip(*module);
+    if (!module)
+      continue;
+    checkRoundTrip(*module);
+    checkLaterStages(file);
   }
   return 0;
 }
