@@ -10,7 +10,8 @@
 //                             rule, constraints, function results,
 //                             manual_computation boundaries
 //   propagate.cpp             the driver: user priorities, op priorities, the
-//                             fixed point, meshes, closing, origins
+//                             fixed point, closing
+//   propagate_origins.cpp     where each axis came from (opt-in)
 #pragma once
 
 #include "ir/IR.h"
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -191,5 +193,42 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module);
 /// The identity rule of a tensor type: one pass-through factor per dim
 /// (size-1 dims get none).
 ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults);
+
+// ---- origins (propagate_origins.cpp) ----------------------------------------------
+
+/// One visit of an edge: its tensors (operands, then results), their factor
+/// mappings, the projection and what propagateFactors decided.
+struct EdgeVisit {
+  std::vector<const Slot *> slots;
+  std::vector<const TensorFactors *> mappings;
+  Projection projection;
+  FactorUpdate update;
+  Loc loc;
+};
+
+using Storage = std::optional<Sharding>;
+
+/// Where each axis of each sharding came from, while propagation runs, keyed
+/// by where the sharding lives. Only used when a caller asks for origins.
+class OriginRecorder {
+public:
+  /// Records the axes written on `sharding`, with their dims' priorities
+  /// (before the driver holds any back).
+  void recordWritten(const Storage *sharding);
+  /// Records the axes of `dims`, the new dims of tensor `t` of `visit`, that
+  /// are new to it: each came through the factor of its dim that holds it,
+  /// and has the origin it has on that factor's source tensor.
+  void recordPropagated(const EdgeVisit &visit, size_t t, const std::vector<DimSharding> &dims,
+                        int64_t round);
+  /// Hands the table over, keyed by value and function result.
+  void exportTo(ShardingOrigins &out, const std::map<const Storage *, const Value *> &values,
+                const std::map<const Storage *, const ResultSpec *> &results) const;
+
+private:
+  AxisOrigin originOf(const EdgeVisit &visit, size_t t, size_t d, const std::string &axisName,
+                      int64_t round) const;
+
+  std::map<const Storage *, std::vector<DimOrigins>> table_;
+};
 
 } // namespace shardc::propagation

@@ -1,7 +1,8 @@
 // propagate-shardings: completes every value's sharding (OpenXLA Shardy's
 // default pipeline: user priorities, then op priorities, aggressive conflict
 // resolution). The driver; the steps live in propagate_projection.cpp,
-// propagate_factors.cpp and propagate_graph.cpp (see PropagateInternal.h).
+// propagate_factors.cpp, propagate_graph.cpp and propagate_origins.cpp (see
+// PropagateInternal.h).
 //
 //   1. Edges: every op with a factor rule, every sharding_constraint/reshard,
 //      returned value <-> function result, manual_computation boundaries.
@@ -23,7 +24,9 @@
 //      sharding gets one with every dim open).
 //   5. Close: every dim closed, no priorities. A value that no sharding
 //      reached gets a replicated sharding when the program has exactly one
-//      mesh with axes; otherwise it stays without one.
+//      mesh with axes; otherwise it stays without one. A sharding_constraint
+//      or reshard attribute becomes its result's sharding; other attribute
+//      shardings (manual_computation in/out) are closed as written.
 //
 // Worked example (examples/mlp.shd): %h = matmul %x, %w1 takes "x" on its
 // rows from %x and "y" on its columns from %w1; add and relu pass [{"x"},
@@ -42,8 +45,6 @@ namespace {
 
 using namespace propagation;
 
-using Storage = std::optional<Sharding>;
-
 /// A dim held back until its priority's round.
 struct Deferred {
   Storage *storage;
@@ -52,9 +53,6 @@ struct Deferred {
   int64_t priority;
 };
 
-/// Origins per sharding storage, while propagation runs.
-using OriginTable = std::map<const Storage *, std::vector<DimOrigins>>;
-
 class Propagator {
 public:
   Propagator(Module &module, ShardingOrigins *origins) : module_(module), origins_(origins) {}
@@ -62,8 +60,12 @@ public:
   void run() {
     graph_ = buildGraph(module_);
     collectStorage();
-    if (origins_)
-      recordWrittenOrigins();
+    if (origins_) {
+      for (const Storage *s : storage_)
+        recorder_.recordWritten(s);
+      for (const Storage &s : graph_.fixedShardings)
+        recorder_.recordWritten(&s);
+    }
     std::vector<int64_t> rounds = deferPriorities();
     for (int64_t round : rounds) {
       round_ = round;
@@ -76,7 +78,7 @@ public:
     }
     close();
     if (origins_)
-      exportOrigins();
+      recorder_.exportTo(*origins_, valueOf_, resultOf_);
   }
 
 private:
@@ -208,58 +210,50 @@ private:
     if (!mesh)
       return false;
 
-    std::vector<const Slot *> slots;
-    std::vector<const TensorFactors *> mappings;
+    EdgeVisit visit;
+    visit.loc = edge.loc;
     for (size_t i = 0; i < edge.operands.size(); ++i) {
-      slots.push_back(&edge.operands[i]);
-      mappings.push_back(&rule.operands[i]);
+      visit.slots.push_back(&edge.operands[i]);
+      visit.mappings.push_back(&rule.operands[i]);
     }
     for (size_t i = 0; i < edge.results.size(); ++i) {
-      slots.push_back(&edge.results[i]);
-      mappings.push_back(&rule.results[i]);
+      visit.slots.push_back(&edge.results[i]);
+      visit.mappings.push_back(&rule.results[i]);
     }
 
-    Projection projection;
-    projection.numOperands = edge.operands.size();
-    for (size_t t = 0; t < slots.size(); ++t) {
-      const Storage &s = *slots[t]->sharding;
+    visit.projection.numOperands = edge.operands.size();
+    for (size_t t = 0; t < visit.slots.size(); ++t) {
+      const Storage &s = *visit.slots[t]->sharding;
       TensorProjection tensor;
       if (!s || s->meshName == mesh->name) {
-        tensor = projectTensor(s ? &*s : nullptr, *mappings[t], rule, *mesh, edge.forbidden);
+        tensor = projectTensor(s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
       } else {
         tensor.present = false;
         tensor.factors.resize(rule.numFactors());
       }
-      tensor.readOnly = slots[t]->fixed;
-      tensor.elements = slots[t]->type.numElements();
-      projection.tensors.push_back(std::move(tensor));
+      tensor.readOnly = visit.slots[t]->fixed;
+      tensor.elements = visit.slots[t]->type.numElements();
+      visit.projection.tensors.push_back(std::move(tensor));
     }
 
-    FactorUpdate update = propagateFactors(
-        projection, rule, [&](int f) { return edgeDirection(edge, f, stage); }, edge.elementwise,
-        *mesh);
+    visit.update = propagateFactors(
+        visit.projection, rule, [&](int f) { return edgeDirection(edge, f, stage); },
+        edge.elementwise, *mesh);
 
     bool changed = false;
-    for (size_t t = 0; t < slots.size(); ++t) {
-      if (!update.changed[t] || slots[t]->fixed)
-        continue;
-      changed |=
-          store(*slots[t], projection.tensors[t], *mappings[t], rule, *mesh,
-                [&](size_t d, const std::string &axisName) {
-                  return originFor(slots, mappings, projection, update, t, d, axisName, edge.loc);
-                });
-    }
+    for (size_t t = 0; t < visit.slots.size(); ++t)
+      if (visit.update.changed[t] && !visit.slots[t]->fixed)
+        changed |= store(visit, t, rule, *mesh);
     return changed;
   }
 
   /// Writes the projected-back dims of `tensor` into its slot when they add
   /// axes. Never removes an axis, never touches a closed dim.
-  template <typename OriginFn>
-  bool store(const Slot &slot, const TensorProjection &tensor, const TensorFactors &dims,
-             const ShardingRule &rule, const Mesh &mesh, OriginFn originOf) {
-    Storage &s = *slot.sharding;
+  bool store(const EdgeVisit &visit, size_t t, const ShardingRule &rule, const Mesh &mesh) {
+    Storage &s = *visit.slots[t]->sharding;
+    const TensorFactors &dims = *visit.mappings[t];
     std::vector<std::vector<AxisRef>> newDims =
-        projectBack(tensor, dims, rule, mesh, s ? &s->dims : nullptr);
+        projectBack(visit.projection.tensors[t], dims, rule, mesh, s ? &s->dims : nullptr);
     Sharding next = s ? *s : Sharding::replicatedOn(mesh.name, dims.size());
     if (!s)
       for (DimSharding &dim : next.dims)
@@ -273,15 +267,10 @@ private:
         continue;
       dim.axes = newDims[d];
       changed = true;
-      if (origins_) {
-        std::vector<DimOrigins> &table = originTable_[&s];
-        table.resize(next.dims.size());
-        for (const AxisRef &a : dim.axes)
-          if (!table[d].count(a.name))
-            table[d][a.name] = originOf(d, a.name);
-      }
     }
     if (changed) {
+      if (origins_)
+        recorder_.recordPropagated(visit, t, next.dims, round_);
       s = std::move(next);
       changedAt_[&s] = ++clock_;
     }
@@ -301,40 +290,10 @@ private:
       return false;
     };
     for (size_t other = 0; other < sharding.dims.size(); ++other)
-      if (other != d && std::any_of(sharding.dims[other].axes.begin(),
-                                    sharding.dims[other].axes.end(), hit))
+      if (other != d &&
+          std::any_of(sharding.dims[other].axes.begin(), sharding.dims[other].axes.end(), hit))
         return true;
     return std::any_of(sharding.replicated.begin(), sharding.replicated.end(), hit);
-  }
-
-  /// Where axis `axisName`, new on dim `d` of tensor `t`, came from: the
-  /// origin it has on the source tensor of the factor that brought it.
-  AxisOrigin originFor(const std::vector<const Slot *> &slots,
-                       const std::vector<const TensorFactors *> &mappings,
-                       const Projection &projection, const FactorUpdate &update, size_t t, size_t d,
-                       const std::string &axisName, Loc fallback) const {
-    AxisOrigin origin{fallback, round_, true};
-    for (int f : (*mappings[t])[d]) {
-      bool has = false;
-      for (const AxisRef &a : projection.tensors[t].factors[f].axes)
-        has |= a.name == axisName;
-      int src = update.source[f];
-      if (!has || src < 0)
-        continue;
-      auto table = originTable_.find(slots[src]->sharding);
-      if (table == originTable_.end())
-        break;
-      const TensorFactors &srcDims = *mappings[src];
-      for (size_t sd = 0; sd < srcDims.size() && sd < table->second.size(); ++sd)
-        for (int g : srcDims[sd])
-          if (g == f) {
-            auto it = table->second[sd].find(axisName);
-            if (it != table->second[sd].end())
-              origin.loc = it->second.loc;
-          }
-      break;
-    }
-    return origin;
   }
 
   // ---- the end ---------------------------------------------------------------------
@@ -388,37 +347,6 @@ private:
     }
   }
 
-  // ---- origins -------------------------------------------------------------------
-
-  void recordWrittenOrigins() {
-    auto record = [&](const Storage *s) {
-      if (!*s)
-        return;
-      std::vector<DimOrigins> &table = originTable_[s];
-      table.resize((*s)->dims.size());
-      for (size_t d = 0; d < (*s)->dims.size(); ++d) {
-        const DimSharding &dim = (*s)->dims[d];
-        for (const AxisRef &a : dim.axes) {
-          Loc loc = a.loc.known() ? a.loc : dim.loc.known() ? dim.loc : (*s)->loc;
-          table[d][a.name] = AxisOrigin{loc, dim.priority.value_or(0), false};
-        }
-      }
-    };
-    for (const Storage *s : storage_)
-      record(s);
-    for (const Storage &s : graph_.fixedShardings)
-      record(&s);
-  }
-
-  void exportOrigins() {
-    for (auto &[s, table] : originTable_) {
-      if (auto it = valueOf_.find(s); it != valueOf_.end())
-        origins_->values[it->second] = table;
-      else if (auto it2 = resultOf_.find(s); it2 != resultOf_.end())
-        origins_->results[it2->second] = table;
-    }
-  }
-
   Module &module_;
   ShardingOrigins *origins_;
   Graph graph_;
@@ -427,7 +355,7 @@ private:
   std::map<const Storage *, const Value *> valueOf_;
   std::map<const Storage *, const ResultSpec *> resultOf_;
   std::vector<Deferred> deferred_;
-  OriginTable originTable_;
+  OriginRecorder recorder_;
   int64_t round_ = 0;
   int64_t phase_ = 0;  // round * 3 + op-priority stage
   uint64_t clock_ = 0; // counts sharding changes
