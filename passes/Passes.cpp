@@ -11,15 +11,23 @@ const std::vector<PassInfo> &allPasses() {
       {"infer-types", "infer and check every op's result type",
        "numpy/ONNX broadcasting, matmul and einsum dims, reductions, reshape "
        "element count, transpose perm, concat, slice and pad bounds, dtypes; "
-       "a written result type must equal the inferred one"},
+       "a written result type must equal the inferred one",
+       inferTypes},
       {"verify-shardings", "check every sharding invariant",
        "meshes, axis references, sub-axes, priorities, replicated axes, "
-       "device counts and manual_computation rules, in Shardy's order"},
+       "device counts and manual_computation rules, in Shardy's order",
+       verifyShardings},
       {"propagate-shardings", "complete every value's sharding (Shardy propagation)",
        "factor rules per op, user priorities then op priorities, aggressive "
        "conflict resolution (the larger tensor wins); open dims grow, closed dims "
        "and explicitly replicated axes block, never across meshes; closes every "
-       "sharding at the end"},
+       "sharding at the end",
+       propagateShardings},
+      {"explicit-shardings", "with --explicit: JAX sharding in types",
+       "every result's sharding from its op's rule; unannotated parameters "
+       "replicated; open dims, ambiguous and illegal results are errors whose "
+       "notes give the out_sharding or reshard that resolves them",
+       inferExplicitShardings, "propagate-shardings"},
   };
   return passes;
 }

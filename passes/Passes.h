@@ -49,13 +49,20 @@ bool propagateShardings(Module &module, DiagnosticEngine &diags);
 /// error.
 bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
 
+using PassFn = bool (*)(Module &, DiagnosticEngine &);
+
 struct PassInfo {
   const char *name;
   const char *summary;
   const char *description;
+  /// Runs the pass; null for "parse", the driver's own first step.
+  PassFn run = nullptr;
+  /// Set on a pass that runs only with --explicit, in place of the pass
+  /// named here.
+  const char *explicitReplaces = nullptr;
 };
 
-/// Every pass, in pipeline order.
+/// Every pass, in pipeline order; the pipeline runs them from this table.
 const std::vector<PassInfo> &allPasses();
 
 } // namespace shardc

@@ -10,20 +10,6 @@
 namespace shardc {
 namespace {
 
-using PassFn = bool (*)(Module &, DiagnosticEngine &);
-
-struct Stage {
-  const char *name; // as in allPasses(), shown by --list-passes
-  PassFn run;
-};
-
-/// The passes after parsing, in pipeline order (the order of allPasses()).
-const Stage kStages[] = {
-    {"infer-types", inferTypes},           // result types, checked
-    {"verify-shardings", verifyShardings}, // meshes and shardings
-    {"propagate-shardings", propagateShardings}, // complete every sharding
-};
-
 /// Where a run without --emit (--verify-only) stops: after the checks.
 const char *const kLastCheckingStage = "verify-shardings";
 
@@ -73,20 +59,22 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   if (!module)
     return nullptr;
 
-  // 2. the checking passes, in order. They skip what an earlier error left
-  //    without a type, so all of them run and one run reports everything.
-  for (const Stage &stage : kStages) {
-    // --explicit replaces propagation with JAX sharding in types.
-    // (--explain: propagation also records where each axis came from.)
-    PassFn run = stage.run;
-    bool propagation = stage.run == static_cast<PassFn>(propagateShardings);
-    if (explicitMode && propagation)
-      run = inferExplicitShardings;
-    if (!explicitMode && origins && propagation)
+  // 2. the passes of allPasses(), in order. They skip what an earlier error
+  //    left without a type, so all of them run and one run reports everything.
+  for (const PassInfo &pass : allPasses()) {
+    if (!pass.run || pass.explicitReplaces)
+      continue; // parse (done above); --explicit alternatives (below)
+    const PassInfo *stage = &pass;
+    if (explicitMode)
+      for (const PassInfo &alternative : allPasses())
+        if (alternative.explicitReplaces && std::string_view(alternative.explicitReplaces) == pass.name)
+          stage = &alternative;
+    // --explain: propagation also records where each axis came from.
+    if (stage->run == static_cast<PassFn>(propagateShardings) && origins)
       propagateShardings(*module, diags, origins);
     else
-      run(*module, diags);
-    if (lastStage && std::string_view(lastStage) == stage.name)
+      stage->run(*module, diags);
+    if (std::string_view(lastStage) == pass.name)
       break;
   }
   if (diags.hasErrors())

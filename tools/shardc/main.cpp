@@ -18,11 +18,18 @@
 
 namespace {
 
+/// `parse, infer-types, ...`, an --explicit alternative in parentheses after
+/// the pass it replaces.
 std::string passNames() {
-  std::string names = "parse";
-  for (const shardc::PassInfo &pass : shardc::allPasses())
-    if (std::string_view(pass.name) != "parse")
-      names += fmt::format(", {}", pass.name);
+  std::string names;
+  for (const shardc::PassInfo &pass : shardc::allPasses()) {
+    if (pass.explicitReplaces)
+      continue;
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", pass.name);
+    for (const shardc::PassInfo &alt : shardc::allPasses())
+      if (alt.explicitReplaces && std::string_view(alt.explicitReplaces) == pass.name)
+        names += fmt::format(" (--explicit: {})", alt.name);
+  }
   return names;
 }
 
