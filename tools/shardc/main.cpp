@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -39,8 +40,12 @@ std::string versionText() {
 }
 
 void listPasses() {
+  size_t width = 0;
   for (const shardc::PassInfo &pass : shardc::allPasses())
-    fmt::print("{:<18} {}\n{:<18} {}\n", pass.name, pass.summary, "", pass.description);
+    width = std::max(width, std::string_view(pass.name).size());
+  for (const shardc::PassInfo &pass : shardc::allPasses())
+    fmt::print("{:<{}} {}\n{:<{}} {}\n", pass.name, width, pass.summary, "", width,
+               pass.description);
 }
 
 /// Colour by default only on a terminal, and never when NO_COLOR is set
