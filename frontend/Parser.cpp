@@ -26,7 +26,11 @@ size_t firstInvalidUtf8(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t width = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t width = c < 0x80           ? 1
+                   : (c >> 5) == 0x6  ? 2
+                   : (c >> 4) == 0xE  ? 3
+                   : (c >> 3) == 0x1E ? 4
+                                      : 0;
     if (width == 0 || i + width > text.size())
       return i;
     for (size_t k = 1; k < width; ++k)
@@ -215,7 +219,7 @@ AxisRef IRBuilder::buildAxisRef(P::AxisRefContext *ctx) {
     ref.size = parseInt(ctx->size).value_or(0);
     if (ref.preSize <= 0) {
       diags_.error(loc(ctx->pre), fmt::format("sub-axis {} - pre-size must be at least 1: {}",
-                                               ref.name, ctx->pre->getText()));
+                                              ref.name, ctx->pre->getText()));
       ref.preSize = 1;
     }
   }
@@ -276,8 +280,7 @@ Sharding IRBuilder::buildSharding(P::ShardingContext *ctx) {
   return s;
 }
 
-template <typename AnnotatedCtx>
-IRBuilder::Annotated IRBuilder::buildAnnotated(AnnotatedCtx *ctx) {
+template <typename AnnotatedCtx> IRBuilder::Annotated IRBuilder::buildAnnotated(AnnotatedCtx *ctx) {
   Annotated a;
   a.type = buildType(ctx->tensorType());
   a.typeLoc = loc(ctx->tensorType());
@@ -415,8 +418,7 @@ bool IRBuilder::buildLiteral(P::LiteralContext *ctx, DenseLiteral &out, size_t d
   auto items = ctx->literal();
   if (depth == out.shape.size() && out.elements.empty()) {
     out.shape.push_back(static_cast<int64_t>(items.size()));
-  } else if (depth >= out.shape.size() ||
-             out.shape[depth] != static_cast<int64_t>(items.size())) {
+  } else if (depth >= out.shape.size() || out.shape[depth] != static_cast<int64_t>(items.size())) {
     diags_.error(loc(ctx), "dense literal - ragged nesting: rows have different lengths");
     return false;
   }
@@ -472,9 +474,10 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   }
   for (auto &scope : hiddenScopes_)
     if (scope.count(n)) {
-      diags_.error(loc(name), fmt::format("use of value %{} from outside a "
-                                          "manual_computation body",
-                                          n))
+      diags_
+          .error(loc(name), fmt::format("use of value %{} from outside a "
+                                        "manual_computation body",
+                                        n))
           .note(scope[n]->loc, "defined here; pass it in as an operand instead");
       return nullptr;
     }
@@ -560,11 +563,10 @@ bool IRBuilder::checkOperandCount(Op &op) {
   int n = static_cast<int>(op.operands.size());
   if (n >= info.minOperands && (info.maxOperands < 0 || n <= info.maxOperands))
     return true;
-  std::string expected =
-      info.maxOperands < 0 ? fmt::format("at least {}", info.minOperands)
-      : info.minOperands == info.maxOperands ? std::to_string(info.minOperands)
-                                             : fmt::format("{} to {}", info.minOperands,
-                                                           info.maxOperands);
+  std::string expected = info.maxOperands < 0 ? fmt::format("at least {}", info.minOperands)
+                         : info.minOperands == info.maxOperands
+                             ? std::to_string(info.minOperands)
+                             : fmt::format("{} to {}", info.minOperands, info.maxOperands);
   diags_.error(op.loc, fmt::format("{} - expected {} operand{}, got {}", info.name, expected,
                                    expected == "1" ? "" : "s", n));
   return false;
@@ -582,10 +584,9 @@ void IRBuilder::applyTypeSpec(Op &op, TypeSpec spec) {
   }
   if (spec.results.size() != op.results.size()) {
     op.typeSpecInvalid = true;
-    diags_.error(spec.loc, fmt::format("{} - {} result type{} written for {} result{}",
-                                       op.name(), spec.results.size(),
-                                       spec.results.size() == 1 ? "" : "s", op.results.size(),
-                                       op.results.size() == 1 ? "" : "s"));
+    diags_.error(spec.loc, fmt::format("{} - {} result type{} written for {} result{}", op.name(),
+                                       spec.results.size(), spec.results.size() == 1 ? "" : "s",
+                                       op.results.size(), op.results.size() == 1 ? "" : "s"));
     return;
   }
   for (size_t i = 0; i < spec.results.size(); ++i) {
@@ -612,8 +613,8 @@ void IRBuilder::applySdyShardings(Op &op, std::vector<NamedAttribute> &attrs) {
       continue;
     }
     const Attribute &v = it->value;
-    bool kindOk = perValue ? v.kind == Attribute::Kind::ShardingList
-                           : v.kind == Attribute::Kind::Sharding;
+    bool kindOk =
+        perValue ? v.kind == Attribute::Kind::ShardingList : v.kind == Attribute::Kind::Sharding;
     if (!kindOk) {
       diags_.error(v.loc, perValue ? "sdy.sharding_per_value - expected <[<@mesh, [...]>, ...]>"
                                    : "sdy.sharding - expected a sharding <@mesh, [...]>");
@@ -660,8 +661,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     op->attrs.push_back({"value", value, value.loc});
     attrDict = c->attrDict();
   } else if (auto *s = dynamic_cast<P::ShardingOpContext *>(expr)) {
-    op->kind = s->name->getType() == P::KW_RESHARD ? OpKind::Reshard
-                                                   : OpKind::ShardingConstraint;
+    op->kind = s->name->getType() == P::KW_RESHARD ? OpKind::Reshard : OpKind::ShardingConstraint;
     op->loc = loc(s->name);
     addOperands(*op, {s->VALUE()});
     Attribute sh;
@@ -793,8 +793,7 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
   }
   if (file.text().find('\0') != std::string::npos) {
     size_t at = file.text().find('\0');
-    diags.error(Loc{&file, 0, 0, 1},
-                fmt::format("file is not text: NUL byte at offset {}", at));
+    diags.error(Loc{&file, 0, 0, 1}, fmt::format("file is not text: NUL byte at offset {}", at));
     return nullptr;
   }
 

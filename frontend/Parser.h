@@ -14,7 +14,6 @@ namespace shardc {
 /// parser recovers and keeps going so one run reports several errors. Returns
 /// null only when the text could not be turned into a module at all; check
 /// `diags.hasErrors()` before running passes.
-std::unique_ptr<Module> parseModule(const SourceFile &file,
-                                    DiagnosticEngine &diags);
+std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &diags);
 
 } // namespace shardc

@@ -27,10 +27,14 @@ int byteColumn(const SourceFile &file, int line, size_t cp) {
 /// KW_DEVICE_IDS -> 'device_ids'.
 std::string friendlyTokenName(const std::string &name) {
   static const std::map<std::string, std::string> names = {
-      {"STRING", "a string"},         {"INT", "an integer"},
-      {"FLOAT", "a number"},          {"VALUE", "a %value"},
-      {"SYMBOL", "an @symbol"},       {"IDENT", "a name"},
-      {"TENSOR_TYPE", "a tensor type"}, {"BAD_CHAR", "a bad character"},
+      {"STRING", "a string"},
+      {"INT", "an integer"},
+      {"FLOAT", "a number"},
+      {"VALUE", "a %value"},
+      {"SYMBOL", "an @symbol"},
+      {"IDENT", "a name"},
+      {"TENSOR_TYPE", "a tensor type"},
+      {"BAD_CHAR", "a bad character"},
       {"<EOF>", "end of file"},
   };
   auto it = names.find(name);
@@ -133,9 +137,9 @@ Loc ruleLoc(const SourceFile &file, antlr4::ParserRuleContext *ctx) {
 }
 
 void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
-                                      antlr4::Token *offendingSymbol,
-                                      size_t line, size_t charPositionInLine,
-                                      const std::string &msg, std::exception_ptr) {
+                                      antlr4::Token *offendingSymbol, size_t line,
+                                      size_t charPositionInLine, const std::string &msg,
+                                      std::exception_ptr) {
   ++count_;
   Loc loc;
   if (offendingSymbol) {
@@ -156,9 +160,8 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
   std::string message;
   if (offendingSymbol && offendingSymbol->getType() == shd::ShdLexer::BAD_CHAR) {
     std::string text = offendingSymbol->getText();
-    message = text == "\""
-                  ? "syntax error - unterminated string: add the closing '\"'"
-                  : fmt::format("syntax error - unexpected character: '{}'", text);
+    message = text == "\"" ? "syntax error - unterminated string: add the closing '\"'"
+                           : fmt::format("syntax error - unexpected character: '{}'", text);
   } else {
     message = rephrase(msg, offendingSymbol);
     message = "syntax error - " + message;

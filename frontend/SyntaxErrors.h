@@ -23,8 +23,8 @@ public:
   SyntaxErrorListener(const SourceFile &file, DiagnosticEngine &diags)
       : file_(file), diags_(diags) {}
 
-  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offendingSymbol,
-                   size_t line, size_t charPositionInLine, const std::string &msg,
+  void syntaxError(antlr4::Recognizer *recognizer, antlr4::Token *offendingSymbol, size_t line,
+                   size_t charPositionInLine, const std::string &msg,
                    std::exception_ptr e) override;
 
   size_t errorCount() const { return count_; }

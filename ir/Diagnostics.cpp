@@ -48,19 +48,18 @@ const char *severityName(Severity s) {
   return "error";
 }
 
-DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(Loc loc,
-                                                          std::string message) {
+DiagnosticEngine::Builder &DiagnosticEngine::Builder::note(Loc loc, std::string message) {
   d_.notes.push_back(Diagnostic{Severity::Note, loc, std::move(message), {}});
   return *this;
 }
 
-DiagnosticEngine::Builder DiagnosticEngine::emit(Severity severity, Loc loc,
-                                                 std::string message) {
+DiagnosticEngine::Builder DiagnosticEngine::emit(Severity severity, Loc loc, std::string message) {
   if (severity == Severity::Error) {
     if (errorLimit_ && errors_ >= errorLimit_) {
       // Like clang: say once that the rest is cut off, and how to see it.
       if (droppedErrors_++ == 0)
-        diags_.push_back(Diagnostic{Severity::Remark, Loc{loc.file, 0, 0, 1},
+        diags_.push_back(Diagnostic{Severity::Remark,
+                                    Loc{loc.file, 0, 0, 1},
                                     "too many errors; stopping here (--error-limit=0 shows "
                                     "them all)",
                                     {}});
@@ -116,8 +115,7 @@ void renderOne(std::string &out, const Diagnostic &d, const RenderOptions &opts)
                   fmt::emphasis::bold, color);
   else if (d.loc.file)
     out += styled(d.loc.file->name() + ": ", fmt::emphasis::bold, color);
-  out += styled(std::string(severityName(d.severity)) + ":", severityStyle(d.severity),
-                color);
+  out += styled(std::string(severityName(d.severity)) + ":", severityStyle(d.severity), color);
   out += " ";
   out += styled(d.message, fmt::emphasis::bold, color);
   out += "\n";
@@ -137,8 +135,8 @@ void renderOne(std::string &out, const Diagnostic &d, const RenderOptions &opts)
   if (room > 0)
     len = std::min(len, room);
   std::string caret = "^" + std::string(len - 1, '~');
-  out += pad + styled(caret, fmt::emphasis::bold | fmt::fg(fmt::terminal_color::bright_green),
-                      color);
+  out +=
+      pad + styled(caret, fmt::emphasis::bold | fmt::fg(fmt::terminal_color::bright_green), color);
   out += "\n";
 }
 
@@ -216,8 +214,7 @@ size_t editDistance(std::string_view a, std::string_view b) {
 }
 } // namespace
 
-std::string closestMatch(std::string_view word,
-                         const std::vector<std::string> &candidates) {
+std::string closestMatch(std::string_view word, const std::vector<std::string> &candidates) {
   std::string best;
   size_t bestDistance = SIZE_MAX;
   bool tie = false;

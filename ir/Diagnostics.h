@@ -117,7 +117,6 @@ std::string renderJson(const std::deque<Diagnostic> &diags);
 
 /// "did you mean" helper: the candidate closest to `word` by edit distance,
 /// or empty when none is close enough to be a plausible typo.
-std::string closestMatch(std::string_view word,
-                         const std::vector<std::string> &candidates);
+std::string closestMatch(std::string_view word, const std::vector<std::string> &candidates);
 
 } // namespace shardc

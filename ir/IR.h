@@ -118,7 +118,7 @@ struct Block {
   bool returnTypesInvalid = false;
   Loc returnLoc;
   bool hasReturn = false;
-  Loc loc; // the `{`
+  Loc loc;    // the `{`
   Loc endLoc; // the `}`
 };
 
@@ -162,7 +162,7 @@ public:
   std::string name; // without '@'; empty for the top-level snippet
   Block body;       // params are body.args
   std::vector<ResultSpec> results;
-  Loc loc;          // the symbol
+  Loc loc; // the symbol
   bool resultsWritten = false;
 
   bool isSnippet() const { return name.empty(); }

@@ -8,30 +8,25 @@ namespace shardc {
 const std::vector<OpInfo> &allOps() {
   static const std::vector<OpInfo> ops = [] {
     std::vector<OpInfo> v;
-#define X(kind, name)                                                          \
-  v.push_back({OpKind::kind, name, OpGroup::Unary, 1, 1, "unary elementwise"});
+#define X(kind, name) v.push_back({OpKind::kind, name, OpGroup::Unary, 1, 1, "unary elementwise"});
     SHARDC_UNARY_OPS(X)
 #undef X
-#define X(kind, name)                                                          \
-  v.push_back({OpKind::kind, name, OpGroup::Binary, 2, 2,                     \
-               "binary elementwise with numpy broadcasting"});
+#define X(kind, name)                                                                              \
+  v.push_back(                                                                                     \
+      {OpKind::kind, name, OpGroup::Binary, 2, 2, "binary elementwise with numpy broadcasting"});
     SHARDC_BINARY_OPS(X)
 #undef X
-    v.push_back({OpKind::Convert, "convert", OpGroup::Convert, 1, 1,
-                 "element type conversion"});
+    v.push_back({OpKind::Convert, "convert", OpGroup::Convert, 1, 1, "element type conversion"});
     v.push_back({OpKind::Select, "select", OpGroup::Binary, 3, 3,
                  "elementwise pred ? a : b with broadcasting"});
     v.push_back({OpKind::Matmul, "matmul", OpGroup::Contraction, 2, 2,
                  "matrix product (batched, numpy semantics)"});
-    v.push_back({OpKind::Einsum, "einsum", OpGroup::Contraction, 1, -1,
-                 "Einstein summation"});
+    v.push_back({OpKind::Einsum, "einsum", OpGroup::Contraction, 1, -1, "Einstein summation"});
     v.push_back({OpKind::ReduceSum, "reduce_sum", OpGroup::Reduction, 1, 1, "sum over dims"});
     v.push_back({OpKind::ReduceMax, "reduce_max", OpGroup::Reduction, 1, 1, "max over dims"});
     v.push_back({OpKind::ReduceMin, "reduce_min", OpGroup::Reduction, 1, 1, "min over dims"});
-    v.push_back({OpKind::ReduceMean, "reduce_mean", OpGroup::Reduction, 1, 1,
-                 "mean over dims"});
-    v.push_back({OpKind::Reshape, "reshape", OpGroup::Shape, 1, 1,
-                 "same elements, new shape"});
+    v.push_back({OpKind::ReduceMean, "reduce_mean", OpGroup::Reduction, 1, 1, "mean over dims"});
+    v.push_back({OpKind::Reshape, "reshape", OpGroup::Shape, 1, 1, "same elements, new shape"});
     v.push_back({OpKind::Transpose, "transpose", OpGroup::Shape, 1, 1, "permute dims"});
     v.push_back({OpKind::Broadcast, "broadcast", OpGroup::Shape, 1, 1,
                  "operand dim i -> result dim dims[i]"});
@@ -44,16 +39,15 @@ const std::vector<OpInfo> &allOps() {
                  "uniform random values, the same whatever the sharding"});
     v.push_back({OpKind::RandomNormal, "random_normal", OpGroup::Creation, 0, 0,
                  "normal random values, the same whatever the sharding"});
-    v.push_back({OpKind::ShardingConstraint, "sharding_constraint", OpGroup::ShardingOp, 1,
-                 1, "pins a sharding at this point (Shardy)"});
-    v.push_back({OpKind::Reshard, "reshard", OpGroup::ShardingOp, 1, 1,
-                 "explicit resharding point (JAX)"});
+    v.push_back({OpKind::ShardingConstraint, "sharding_constraint", OpGroup::ShardingOp, 1, 1,
+                 "pins a sharding at this point (Shardy)"});
+    v.push_back(
+        {OpKind::Reshard, "reshard", OpGroup::ShardingOp, 1, 1, "explicit resharding point (JAX)"});
     v.push_back({OpKind::ManualComputation, "manual_computation", OpGroup::Manual, 0, -1,
                  "body on local shapes along the manual axes"});
-    v.push_back({OpKind::AllGather, "all_gather", OpGroup::Collective, 1, 1,
-                 "gather a dim over axes"});
-    v.push_back({OpKind::AllReduce, "all_reduce", OpGroup::Collective, 1, 1,
-                 "reduce over axes"});
+    v.push_back(
+        {OpKind::AllGather, "all_gather", OpGroup::Collective, 1, 1, "gather a dim over axes"});
+    v.push_back({OpKind::AllReduce, "all_reduce", OpGroup::Collective, 1, 1, "reduce over axes"});
     v.push_back({OpKind::ReduceScatter, "reduce_scatter", OpGroup::Collective, 1, 1,
                  "reduce over axes, scatter a dim"});
     v.push_back({OpKind::AllToAll, "all_to_all", OpGroup::Collective, 1, 1,

@@ -9,6 +9,8 @@
 
 namespace shardc {
 
+// The X-macro lists are laid out by hand.
+// clang-format off
 #define SHARDC_UNARY_OPS(X)                                                    \
   X(Abs, "abs") X(Neg, "neg") X(Exp, "exp") X(Log, "log") X(Sqrt, "sqrt")       \
   X(Rsqrt, "rsqrt") X(Tanh, "tanh") X(Sigmoid, "sigmoid") X(Relu, "relu")       \
@@ -20,12 +22,13 @@ namespace shardc {
   X(Add, "add") X(Sub, "sub") X(Mul, "mul") X(Div, "div") X(Max, "max")         \
   X(Min, "min") X(Pow, "pow") X(And, "and") X(Or, "or") X(Xor, "xor")           \
   X(Eq, "eq") X(Ne, "ne") X(Lt, "lt") X(Le, "le") X(Gt, "gt") X(Ge, "ge")
+// clang-format on
 
 enum class OpKind {
 #define X(kind, name) kind,
   SHARDC_UNARY_OPS(X) SHARDC_BINARY_OPS(X)
 #undef X
-  Convert,
+      Convert,
   Select,
   Matmul,
   Einsum,

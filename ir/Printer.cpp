@@ -115,8 +115,7 @@ std::string printShardingBody(const Sharding &s) {
 
 /// The nested list for dims `dim..` of a dense literal, consuming elements
 /// from `next` in row-major order.
-void printDenseElements(const DenseLiteral &d, size_t dim, size_t &next,
-                        std::string &out) {
+void printDenseElements(const DenseLiteral &d, size_t dim, size_t &next, std::string &out) {
   if (dim == d.shape.size()) {
     out += next < d.elements.size() ? printScalar(d.elements[next]) : "0";
     ++next;
@@ -153,12 +152,9 @@ private:
 
   /// `%name`. An operand the frontend could not resolve is null; such a
   /// module has errors and is printed only for debugging.
-  static std::string valueRef(const Value *v) {
-    return v ? "%" + v->name : "%<undefined>";
-  }
+  static std::string valueRef(const Value *v) { return v ? "%" + v->name : "%<undefined>"; }
 
-  static std::string annotated(const TensorType &t,
-                               const std::optional<Sharding> &s) {
+  static std::string annotated(const TensorType &t, const std::optional<Sharding> &s) {
     std::string out = printType(t);
     if (s)
       out += " " + printSharding(*s);
@@ -261,17 +257,15 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   case OpKind::Einsum: {
     special.insert("equation");
     const Attribute *eq = op.attr("equation");
-    os_ << "einsum " << quote(eq ? eq->s : std::string()) << " ("
-        << operandList() << ")";
+    os_ << "einsum " << quote(eq ? eq->s : std::string()) << " (" << operandList() << ")";
     break;
   }
   case OpKind::Constant: {
     special.insert("value");
     const Attribute *value = op.attr("value");
     os_ << "constant "
-        << (value && value->kind == Attribute::Kind::Dense
-                ? printDense(value->dense)
-                : std::string("dense<0>"));
+        << (value && value->kind == Attribute::Kind::Dense ? printDense(value->dense)
+                                                           : std::string("dense<0>"));
     break;
   }
   case OpKind::ShardingConstraint:
@@ -293,10 +287,9 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
       return out + "]";
     };
     const Attribute *axes = op.attr("manual_axes");
-    os_ << "manual_computation (" << operandList() << ") in_shardings="
-        << list("in_shardings") << " out_shardings=" << list("out_shardings")
-        << " manual_axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{})
-        << " (";
+    os_ << "manual_computation (" << operandList() << ") in_shardings=" << list("in_shardings")
+        << " out_shardings=" << list("out_shardings")
+        << " manual_axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{}) << " (";
     if (op.body)
       for (size_t i = 0; i < op.body->args.size(); ++i)
         os_ << (i ? ", " : "") << param(*op.body->args[i]);
@@ -319,24 +312,20 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   std::vector<const TensorType *> types;
   bool allTyped = true;
   for (const auto &r : op.results) {
-    const TensorType *t = r->typeKnown ? &r->type
-                          : r->writtenType ? &*r->writtenType
-                                           : nullptr;
+    const TensorType *t = r->typeKnown ? &r->type : r->writtenType ? &*r->writtenType : nullptr;
     types.push_back(t);
     allTyped &= t != nullptr;
   }
-  bool perValue = !allTyped && op.results.size() == 1 &&
-                  op.results[0]->sharding.has_value() &&
+  bool perValue = !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() &&
                   op.kind != OpKind::ManualComputation;
 
   std::vector<const NamedAttribute *> attrs;
   for (const auto &a : op.attrs)
     if (!special.count(a.name) && !(perValue && a.name == "sdy.sharding_per_value"))
       attrs.push_back(&a);
-  std::stable_sort(attrs.begin(), attrs.end(),
-                   [](const NamedAttribute *a, const NamedAttribute *b) {
-                     return a->name < b->name;
-                   });
+  std::stable_sort(
+      attrs.begin(), attrs.end(),
+      [](const NamedAttribute *a, const NamedAttribute *b) { return a->name < b->name; });
   // An op without operands always writes its attribute dict, even `{}`: the
   // grammar requires it (it keeps `%r = iota` apart from a following `%v : T`).
   bool needsDict = op.operands.empty() && op.kind != OpKind::Constant;
@@ -379,8 +368,7 @@ std::string ModulePrinter::printModule(const Module &m) {
   // A declaration `%a: tensor<8xf32>` directly followed by a sharded type
   // `sharding<...> : tensor<...>` would read as one annotated type.
   const Function &snippet = m.snippet;
-  if (!m.typeDecls.empty() || !snippet.body.args.empty() ||
-      !snippet.body.ops.empty()) {
+  if (!m.typeDecls.empty() || !snippet.body.args.empty() || !snippet.body.ops.empty()) {
     section();
     for (const auto &decl : m.typeDecls)
       os_ << printSharding(decl.sharding) << " : " << printType(decl.type) << "\n";
@@ -427,8 +415,7 @@ std::string printMeshBody(const Mesh &mesh) {
   out += "]";
   // A mesh without axes keeps its ids: `<[], device_ids=[0]>` is a maximal
   // mesh, `<[]>` the empty one.
-  bool iota = !mesh.axes.empty() &&
-              static_cast<int64_t>(mesh.deviceIds.size()) == n;
+  bool iota = !mesh.axes.empty() && static_cast<int64_t>(mesh.deviceIds.size()) == n;
   for (size_t i = 0; iota && i < mesh.deviceIds.size(); ++i)
     iota = mesh.deviceIds[i] == static_cast<int64_t>(i);
   if (!mesh.deviceIds.empty() && !iota)
@@ -457,8 +444,7 @@ std::string printAttribute(const Attribute &attr) {
   case Attribute::Kind::Ident:
     return attr.s;
   case Attribute::Kind::Sharding:
-    return attr.shardings.empty() ? "sharding<@?, []>"
-                                  : printSharding(attr.shardings.front());
+    return attr.shardings.empty() ? "sharding<@?, []>" : printSharding(attr.shardings.front());
   case Attribute::Kind::ShardingList: {
     // Shardy's per-value spelling; a bracketed list would read back as a
     // List of Sharding attributes.

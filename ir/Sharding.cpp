@@ -64,9 +64,7 @@ bool overlaps(int64_t preA, int64_t sizeA, int64_t preB, int64_t sizeB) {
   return preA < preB * sizeB && preB < preA * sizeA;
 }
 
-bool canMerge(int64_t preA, int64_t sizeA, int64_t preB) {
-  return preA * sizeA == preB;
-}
+bool canMerge(int64_t preA, int64_t sizeA, int64_t preB) { return preA * sizeA == preB; }
 } // namespace subaxis
 
 Sharding Sharding::replicatedOn(const std::string &mesh, size_t rank) {
@@ -125,8 +123,8 @@ int64_t localDimSize(int64_t dim, int64_t shards) {
   return (dim + shards - 1) / shards;
 }
 
-std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape,
-                                const Sharding &sharding, const Mesh &mesh) {
+std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape, const Sharding &sharding,
+                                const Mesh &mesh) {
   std::vector<int64_t> local = globalShape;
   for (size_t i = 0; i < local.size() && i < sharding.dims.size(); ++i)
     local[i] = localDimSize(local[i], shardCount(sharding.dims[i], mesh));

@@ -58,9 +58,7 @@ struct AxisRef {
   int64_t effectivePreSize() const { return isSubAxis() ? preSize : 1; }
   /// The number of devices this axis (or sub-axis) splits into, given the full
   /// axis size.
-  int64_t effectiveSize(int64_t axisSize) const {
-    return isSubAxis() ? size : axisSize;
-  }
+  int64_t effectiveSize(int64_t axisSize) const { return isSubAxis() ? size : axisSize; }
   /// `"x"` or `"x":(2)4`.
   std::string str() const;
 
@@ -119,8 +117,8 @@ int64_t shardCount(const DimSharding &dim, const Mesh &mesh);
 int64_t localDimSize(int64_t dim, int64_t shards);
 
 /// The per-device (padded) shape of a tensor with this sharding.
-std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape,
-                                const Sharding &sharding, const Mesh &mesh);
+std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape, const Sharding &sharding,
+                                const Mesh &mesh);
 
 /// Sorts replicated axes into canonical order: mesh axis order, and sub-axes
 /// of one axis by increasing pre-size (the seed's rule).

@@ -68,8 +68,7 @@ std::string TensorType::str() const {
   return s + dtypeName(dtype) + ">";
 }
 
-std::optional<TensorType> parseTensorType(std::string_view text,
-                                          std::string &errorMessage,
+std::optional<TensorType> parseTensorType(std::string_view text, std::string &errorMessage,
                                           size_t &errorOffset) {
   // text is the whole token: `tensor<` DIMS `x` DTYPE `>`.
   const std::string_view prefix = "tensor<";

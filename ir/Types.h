@@ -27,16 +27,13 @@ struct TensorType {
   size_t rank() const { return shape.size(); }
   int64_t numElements() const;
   std::string str() const;
-  bool operator==(const TensorType &o) const {
-    return shape == o.shape && dtype == o.dtype;
-  }
+  bool operator==(const TensorType &o) const { return shape == o.shape && dtype == o.dtype; }
   bool operator!=(const TensorType &o) const { return !(*this == o); }
 };
 
 /// Decodes the text of a `tensor<...>` token. On failure returns nullopt and
 /// sets `errorMessage` and `errorOffset` (byte offset into `text`).
-std::optional<TensorType> parseTensorType(std::string_view text,
-                                          std::string &errorMessage,
+std::optional<TensorType> parseTensorType(std::string_view text, std::string &errorMessage,
                                           size_t &errorOffset);
 
 } // namespace shardc

@@ -20,8 +20,7 @@ namespace shardc::infer_types {
 
 /// State shared by the rules while one module is walked.
 struct InferContext {
-  InferContext(Module &module, DiagnosticEngine &diags)
-      : module(module), diags(diags) {}
+  InferContext(Module &module, DiagnosticEngine &diags) : module(module), diags(diags) {}
 
   Module &module;
   DiagnosticEngine &diags;

@@ -238,8 +238,7 @@ bool verifyManualComputation(const Op &op, const Module &module, const ManualSco
 
   // 3. Each valid in/out sharding against the manual axes.
   for (const Side &side : sides)
-    if (side.ok &&
-        !ManualShardingChecker(*side.sharding, manual, side.where, diags).run())
+    if (side.ok && !ManualShardingChecker(*side.sharding, manual, side.where, diags).run())
       ok = false;
   return ok;
 }

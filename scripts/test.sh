@@ -28,6 +28,9 @@ run_ctest() { ctest --test-dir "$1" --output-on-failure -j "$jobs" || failed+=("
 step "setup"
 scripts/setup.sh
 
+step "clang-format (every tracked C++ file)"
+scripts/lint.sh --format-only
+
 step "build/: configure and build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"

@@ -270,8 +270,7 @@ TEST_CASE("closestMatch suggests only plausible typos", "[diagnostics]") {
   CHECK(closestMatch("z", {"x", "y"}).empty()); // a tie is a guess
 }
 
-TEST_CASE("text rendering has the source line and a caret under the token",
-          "[diagnostics]") {
+TEST_CASE("text rendering has the source line and a caret under the token", "[diagnostics]") {
   SourceFile file("f.shd", "line one\n  %b = tanhh %a\n");
   Diagnostic d{Severity::Error, Loc{&file, 2, 8, 5}, "unknown op: tanhh", {}};
   d.notes.push_back(Diagnostic{Severity::Note, Loc{}, "did you mean tanh?", {}});

@@ -67,7 +67,8 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
     const PassInfo *stage = &pass;
     if (explicitMode)
       for (const PassInfo &alternative : allPasses())
-        if (alternative.explicitReplaces && std::string_view(alternative.explicitReplaces) == pass.name)
+        if (alternative.explicitReplaces &&
+            std::string_view(alternative.explicitReplaces) == pass.name)
           stage = &alternative;
     // --explain: propagation also records where each axis came from.
     if (stage->run == static_cast<PassFn>(propagateShardings) && origins)
