@@ -64,6 +64,16 @@ std::vector<std::string> Module::meshNames() const {
   return names;
 }
 
+ManualComputationParts manualComputationParts(const Op &op) {
+  static const std::vector<Sharding> kNoShardings;
+  static const std::vector<AxisRef> kNoAxes;
+  const Attribute *ins = op.attr("in_shardings");
+  const Attribute *outs = op.attr("out_shardings");
+  const Attribute *axes = op.attr("manual_axes");
+  return {ins ? ins->shardings : kNoShardings, outs ? outs->shardings : kNoShardings,
+          axes ? axes->axes : kNoAxes};
+}
+
 const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclosingManualMesh) {
   if (enclosingManualMesh)
     return enclosingManualMesh;

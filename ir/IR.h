@@ -195,6 +195,15 @@ public:
   std::vector<std::string> meshNames() const;
 };
 
+/// A manual_computation's in_shardings, out_shardings and manual axes, each
+/// empty when its attribute is absent (the verifier reports that).
+struct ManualComputationParts {
+  const std::vector<Sharding> &inShardings;
+  const std::vector<Sharding> &outShardings;
+  const std::vector<AxisRef> &manualAxes;
+};
+ManualComputationParts manualComputationParts(const Op &op);
+
 /// The mesh a collective's `axes` refer to: the enclosing
 /// manual_computation's (`enclosingManualMesh`, null when outside one or
 /// unknown), else its operand's or result's sharding's, else the program's

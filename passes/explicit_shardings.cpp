@@ -249,12 +249,9 @@ private:
   /// Operands must match in_shardings; the body sees them without the manual
   /// axes; results take out_shardings. Collectives in the body are not checked.
   void manual(Op &op) {
-    static const std::vector<Sharding> kNone;
-    const Attribute *inAttr = op.attr("in_shardings");
-    const Attribute *outAttr = op.attr("out_shardings");
-    const Attribute *axesAttr = op.attr("manual_axes");
-    const std::vector<Sharding> &ins = inAttr ? inAttr->shardings : kNone;
-    const std::vector<Sharding> &outs = outAttr ? outAttr->shardings : kNone;
+    ManualComputationParts parts = manualComputationParts(op);
+    const std::vector<Sharding> &ins = parts.inShardings;
+    const std::vector<Sharding> &outs = parts.outShardings;
     bool ok = true;
     for (size_t i = 0; i < op.operands.size() && i < ins.size(); ++i) {
       Value &operand = *op.operands[i];
@@ -272,10 +269,9 @@ private:
       return;
     if (op.body) {
       auto isManual = [&](const AxisRef &a) {
-        if (axesAttr)
-          for (const AxisRef &m : axesAttr->axes)
-            if (m.name == a.name)
-              return true;
+        for (const AxisRef &m : parts.manualAxes)
+          if (m.name == a.name)
+            return true;
         return false;
       };
       for (size_t i = 0; i < op.body->args.size() && i < ins.size(); ++i) {

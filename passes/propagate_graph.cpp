@@ -202,16 +202,12 @@ private:
   }
 
   void manual(Op &op, const std::vector<AxisRef> &forbidden) {
-    static const std::vector<Sharding> kNone;
-    const Attribute *inAttr = op.attr("in_shardings");
-    const Attribute *outAttr = op.attr("out_shardings");
-    const Attribute *axesAttr = op.attr("manual_axes");
-    const std::vector<Sharding> &ins = inAttr ? inAttr->shardings : kNone;
-    const std::vector<Sharding> &outs = outAttr ? outAttr->shardings : kNone;
+    ManualComputationParts parts = manualComputationParts(op);
+    const std::vector<Sharding> &ins = parts.inShardings;
+    const std::vector<Sharding> &outs = parts.outShardings;
     std::vector<AxisRef> manualAxes;
-    if (axesAttr)
-      for (const AxisRef &a : axesAttr->axes)
-        manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
+    for (const AxisRef &a : parts.manualAxes)
+      manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
     std::vector<AxisRef> inner = forbidden;
     inner.insert(inner.end(), manualAxes.begin(), manualAxes.end());
 
