@@ -1,0 +1,151 @@
+// The IR builder: parse tree -> IR, shared by the frontend's files
+// (Parser.cpp: the module and meshes; BuildTypes.cpp: types, shardings,
+// attributes and literals; BuildStatements.cpp: functions, blocks and
+// statements). Internal to frontend/.
+#pragma once
+
+#include "frontend/SyntaxErrors.h"
+#include "ir/IR.h"
+
+#include "ShdParser.h"
+
+#include <fmt/format.h>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::frontend {
+
+using P = shd::ShdParser;
+
+class IRBuilder {
+public:
+  IRBuilder(const SourceFile &file, DiagnosticEngine &diags, Module &module)
+      : file_(file), diags_(diags), module_(module) {}
+
+  void build(P::ModuleContext *ctx);
+
+private:
+  // ---- locations and literals -------------------------------------------------
+  Loc loc(antlr4::Token *t) const { return tokenLoc(file_, t); }
+  Loc loc(antlr4::tree::TerminalNode *n) const { return n ? loc(n->getSymbol()) : Loc{}; }
+  Loc loc(antlr4::ParserRuleContext *c) const { return ruleLoc(file_, c); }
+
+  std::optional<int64_t> parseInt(antlr4::Token *t);
+  std::optional<int64_t> parseInt(antlr4::tree::TerminalNode *n) {
+    return parseInt(n->getSymbol());
+  }
+  static std::string unquote(const std::string &s) { return s.substr(1, s.size() - 2); }
+
+  // ---- pieces -------------------------------------------------------------------
+  void buildMesh(P::MeshDefContext *ctx);
+  std::optional<TensorType> buildType(P::TensorTypeContext *ctx);
+  Sharding buildSharding(P::ShardingContext *ctx);
+  AxisRef buildAxisRef(P::AxisRefContext *ctx);
+  std::vector<AxisRef> buildAxisSet(P::AxisSetContext *ctx);
+  Attribute buildAttrValue(P::AttrValueContext *ctx);
+  std::vector<NamedAttribute> buildAttrDict(P::AttrDictContext *ctx);
+  bool buildLiteral(P::LiteralContext *ctx, DenseLiteral &out, size_t depth);
+
+  /// An annotated type: the type, and a sharding written either way
+  /// (`T sharding<...>`, `sharding<...> : T`, `T {sdy.sharding=...}`).
+  struct Annotated {
+    std::optional<TensorType> type;
+    std::optional<Sharding> sharding;
+    Loc typeLoc;
+    bool typeInvalid = false; // written, but not decoded (reported)
+  };
+  template <typename AnnotatedCtx> Annotated buildAnnotated(AnnotatedCtx *ctx);
+
+  /// The part after `:` in a statement: result types, and operand types when
+  /// written in the functional form `(T, T) -> T`.
+  struct TypeSpec {
+    bool present = false;
+    bool invalid = false; // some type failed to decode (reported)
+    bool functional = false;
+    std::vector<Annotated> operands;
+    std::vector<Annotated> results;
+    Loc loc;
+  };
+  template <typename SpecCtx> TypeSpec buildTypeSpec(SpecCtx *ctx);
+
+  // ---- functions, blocks and statements -------------------------------------------
+  void buildFunction(P::FuncDefContext *ctx);
+  void buildBlock(P::BlockContext *ctx, Block &block, bool allowMissingReturn);
+  Value *addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a);
+  void buildStatement(const std::vector<antlr4::tree::TerminalNode *> &resultNames,
+                      P::OpExprContext *expr, TypeSpec typeSpec, Block &block);
+  /// Looks a value up; null (after reporting) when it is not defined, and
+  /// null silently when its statement failed to build.
+  Value *lookup(antlr4::tree::TerminalNode *name);
+  /// Marks the results of a statement that was not built: uses of them are
+  /// silently null, so one mistake gives one error.
+  void poison(const std::vector<antlr4::tree::TerminalNode *> &names);
+  void define(Value *value);
+  void addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
+  void applyTypeSpec(Op &op, TypeSpec spec);
+  void applySdyShardings(Op &op, std::vector<NamedAttribute> &attrs);
+  /// Reports a wrong operand count; false when it is wrong.
+  bool checkOperandCount(Op &op);
+
+  const SourceFile &file_;
+  DiagnosticEngine &diags_;
+  Module &module_;
+  /// Visible values, innermost scope last. A manual_computation body is
+  /// isolated: it starts a fresh stack and sees only its own arguments.
+  std::vector<std::map<std::string, Value *>> scopes_;
+  std::vector<std::map<std::string, Value *>> hiddenScopes_;
+};
+
+// The two rules with a top-level twin (annotatedType, typeSpec) share one
+// template each; defined here because every builder file uses them.
+
+template <typename AnnotatedCtx> IRBuilder::Annotated IRBuilder::buildAnnotated(AnnotatedCtx *ctx) {
+  Annotated a;
+  a.type = buildType(ctx->tensorType());
+  a.typeLoc = loc(ctx->tensorType());
+  a.typeInvalid = !a.type;
+  if (ctx->sharding())
+    a.sharding = buildSharding(ctx->sharding());
+  if (ctx->attrDict()) {
+    for (NamedAttribute &attr : buildAttrDict(ctx->attrDict())) {
+      if (attr.name != "sdy.sharding") {
+        diags_.error(attr.nameLoc,
+                     fmt::format("unknown attribute on a type: {} (only sdy.sharding is "
+                                 "allowed here)",
+                                 attr.name));
+      } else if (attr.value.kind != Attribute::Kind::Sharding) {
+        diags_.error(attr.value.loc, "sdy.sharding - expected a sharding <@mesh, [...]>");
+      } else if (a.sharding) {
+        diags_.error(attr.nameLoc, "sharding written twice for one value");
+      } else {
+        a.sharding = attr.value.shardings.front();
+      }
+    }
+  }
+  return a;
+}
+
+template <typename SpecCtx> IRBuilder::TypeSpec IRBuilder::buildTypeSpec(SpecCtx *ctx) {
+  TypeSpec spec;
+  if (!ctx)
+    return spec;
+  spec.present = true;
+  spec.loc = loc(ctx);
+  auto results = ctx->types;
+  if (ctx->res) {
+    spec.functional = true;
+    for (auto *t : results)
+      spec.operands.push_back(buildAnnotated(t));
+    results = ctx->res->types;
+  }
+  for (auto *t : results)
+    spec.results.push_back(buildAnnotated(t));
+  for (const auto *list : {&spec.operands, &spec.results})
+    for (const Annotated &a : *list)
+      spec.invalid |= a.typeInvalid;
+  return spec;
+}
+
+} // namespace shardc::frontend
