@@ -6,6 +6,8 @@
 #include "ir/ShardingLayout.h"
 #include "ir/Visualize.h"
 
+#include "tests/unit/TestHelpers.h"
+
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -15,21 +17,7 @@ using namespace shardc;
 
 namespace {
 
-Mesh makeMesh(const std::vector<std::pair<std::string, int64_t>> &axes,
-              std::vector<int64_t> deviceIds = {}) {
-  Mesh mesh;
-  mesh.name = "m";
-  for (const auto &[name, size] : axes)
-    mesh.axes.push_back(MeshAxis{name, size, {}});
-  mesh.deviceIds = std::move(deviceIds);
-  mesh.deviceIdsWritten = !mesh.deviceIds.empty();
-  return mesh;
-}
-
-AxisRef full(const std::string &name) { return AxisRef{name, 0, 0, {}}; }
-AxisRef sub(const std::string &name, int64_t pre, int64_t size) {
-  return AxisRef{name, pre, size, {}};
-}
+using namespace shardc::testing;
 
 /// sharding<@m, [{axes of dim 0}, {axes of dim 1}, ...]>.
 Sharding sharding(std::vector<std::vector<AxisRef>> dims, std::vector<AxisRef> replicated = {}) {

@@ -2,6 +2,8 @@
 // where errors point.
 #include "frontend/Parser.h"
 
+#include "tests/unit/TestHelpers.h"
+
 #include <catch2/catch.hpp>
 
 using namespace shardc;
@@ -17,13 +19,7 @@ struct Parsed {
   DiagnosticEngine diags;
   std::unique_ptr<Module> module;
 
-  std::vector<std::string> errors() const {
-    std::vector<std::string> out;
-    for (const Diagnostic &d : diags.diagnostics())
-      if (d.severity == Severity::Error)
-        out.push_back(d.message);
-    return out;
-  }
+  std::vector<std::string> errors() const { return testing::errorMessages(diags); }
 };
 
 } // namespace

@@ -7,6 +7,8 @@
 #include "passes/Passes.h"
 #include "passes/PropagateInternal.h"
 
+#include "tests/unit/TestHelpers.h"
+
 #include <catch2/catch.hpp>
 
 using namespace shardc;
@@ -14,18 +16,7 @@ using namespace shardc::propagation;
 
 namespace {
 
-Mesh makeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
-  Mesh mesh;
-  mesh.name = "m";
-  for (auto &[name, size] : axes)
-    mesh.axes.push_back(MeshAxis{name, size, {}});
-  return mesh;
-}
-
-AxisRef full(const std::string &name) { return AxisRef{name, 0, 0, {}}; }
-AxisRef sub(const std::string &name, int64_t pre, int64_t size) {
-  return AxisRef{name, pre, size, {}};
-}
+using namespace shardc::testing;
 
 std::vector<std::string> names(const std::vector<AxisRef> &axes) {
   std::vector<std::string> out;

@@ -7,6 +7,8 @@
 #include "passes/Passes.h"
 #include "passes/ShardingRules.h"
 
+#include "tests/unit/TestHelpers.h"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -44,13 +46,7 @@ struct Program {
   DiagnosticEngine diags;
   std::unique_ptr<Module> module;
 
-  std::vector<std::string> errors() const {
-    std::vector<std::string> out;
-    for (const Diagnostic &d : diags.diagnostics())
-      if (d.severity == Severity::Error)
-        out.push_back(d.message);
-    return out;
-  }
+  std::vector<std::string> errors() const { return testing::errorMessages(diags); }
 
   /// The op defining %`name`, anywhere in the module (null when none).
   const Op *op(const std::string &name) const {

@@ -5,27 +5,15 @@
 #include "ir/Sharding.h"
 #include "passes/Passes.h"
 
+#include "tests/unit/TestHelpers.h"
+
 #include <catch2/catch.hpp>
 
 using namespace shardc;
 
 namespace {
 
-Mesh makeMesh(std::vector<std::pair<std::string, int64_t>> axes,
-              std::vector<int64_t> deviceIds = {}) {
-  Mesh mesh;
-  mesh.name = "m";
-  for (auto &[name, size] : axes)
-    mesh.axes.push_back(MeshAxis{name, size, {}});
-  mesh.deviceIds = std::move(deviceIds);
-  mesh.deviceIdsWritten = !mesh.deviceIds.empty();
-  return mesh;
-}
-
-AxisRef full(const std::string &name) { return AxisRef{name, 0, 0, {}}; }
-AxisRef sub(const std::string &name, int64_t pre, int64_t size) {
-  return AxisRef{name, pre, size, {}};
-}
+using namespace shardc::testing;
 
 DimSharding dim(std::vector<AxisRef> axes) {
   DimSharding d;

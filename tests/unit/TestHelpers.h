@@ -1,0 +1,43 @@
+// Small builders the unit tests share: meshes and axis references written
+// inline, and the error messages a run reported.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/Sharding.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardc::testing {
+
+/// A mesh named "m" with these axes, in the default device order unless
+/// `deviceIds` is given.
+inline Mesh makeMesh(const std::vector<std::pair<std::string, int64_t>> &axes,
+                     std::vector<int64_t> deviceIds = {}) {
+  Mesh mesh;
+  mesh.name = "m";
+  for (const auto &[name, size] : axes)
+    mesh.axes.push_back(MeshAxis{name, size, {}});
+  mesh.deviceIds = std::move(deviceIds);
+  mesh.deviceIdsWritten = !mesh.deviceIds.empty();
+  return mesh;
+}
+
+/// The full axis `"name"`.
+inline AxisRef full(const std::string &name) { return AxisRef{name, 0, 0, {}}; }
+/// The sub-axis `"name":(pre)size`.
+inline AxisRef sub(const std::string &name, int64_t pre, int64_t size) {
+  return AxisRef{name, pre, size, {}};
+}
+
+/// The messages of the errors in `diags`, in order (warnings and notes left out).
+inline std::vector<std::string> errorMessages(const DiagnosticEngine &diags) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error)
+      out.push_back(d.message);
+  return out;
+}
+
+} // namespace shardc::testing
