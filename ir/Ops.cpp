@@ -52,6 +52,8 @@ const std::vector<OpInfo> &allOps() {
                  "reduce over axes, scatter a dim"});
     v.push_back({OpKind::AllToAll, "all_to_all", OpGroup::Collective, 1, 1,
                  "split one dim, concat another, over axes"});
+    v.push_back({OpKind::AllSlice, "all_slice", OpGroup::Collective, 1, 1,
+                 "keep this device's block of a dim over axes (no communication)"});
     v.push_back({OpKind::CollectivePermute, "collective_permute", OpGroup::Collective, 1, 1,
                  "send to device pairs"});
     v.push_back({OpKind::AxisIndex, "axis_index", OpGroup::Collective, 0, 0,

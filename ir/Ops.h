@@ -53,6 +53,7 @@ enum class OpKind {
   AllReduce,
   ReduceScatter,
   AllToAll,
+  AllSlice,
   CollectivePermute,
   AxisIndex,
 };

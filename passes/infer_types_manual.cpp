@@ -291,6 +291,17 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     }
     return divide(op, ctx, type, *dim, *shards) ? std::optional<TensorType>(type) : std::nullopt;
   }
+  case OpKind::AllSlice: {
+    // The inverse of all_gather (MLIR's mesh.all_slice): each device keeps
+    // block i of `dim`, i its index over `axes`. A dim the shards don't
+    // divide is padded: ceil(dim / shards) each, the tail filled with zeros.
+    std::optional<int64_t> dim = readDim(op, ctx, "dim", type.rank());
+    std::optional<int64_t> shards = collectiveShards(op, ctx);
+    if (!dim || !shards)
+      return std::nullopt;
+    type.shape[*dim] = localDimSize(type.shape[*dim], *shards);
+    return type;
+  }
   case OpKind::AllToAll: {
     std::optional<int64_t> split = readDim(op, ctx, "split_dim", type.rank());
     std::optional<int64_t> concat = readDim(op, ctx, "concat_dim", type.rank());
