@@ -31,6 +31,16 @@ Sharding withoutDuplicateAxes(Sharding sharding);
 /// dims (for a suggested reshard).
 Sharding withDim(Sharding sharding, size_t d, const DimSharding &dim);
 
+/// The body's view of a manual_computation in/out sharding: every axis of
+/// `manual` dropped, closed.
+Sharding withoutManualAxes(const Sharding &sharding, const std::vector<AxisRef> &manual);
+/// `outer` with its free axes replaced by those of `body` (manual axes stay
+/// major-most in each dim): the out_sharding a body value would satisfy.
+Sharding withFreeAxes(const Sharding &outer, const Sharding &body,
+                      const std::vector<AxisRef> &manual);
+/// `{"x", "y"}`.
+std::string axisSet(const std::vector<AxisRef> &axes);
+
 /// `%b`.
 std::string valueName(const Value &value);
 /// The op written with `sharding` as its out_sharding, the fix for an

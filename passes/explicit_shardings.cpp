@@ -247,7 +247,8 @@ private:
   }
 
   /// Operands must match in_shardings; the body sees them without the manual
-  /// axes; results take out_shardings. Collectives in the body are not checked.
+  /// axes, and must return values sharded as out_shardings without them;
+  /// results take out_shardings. Collectives in the body are not checked.
   void manual(Op &op) {
     ManualComputationParts parts = manualComputationParts(op);
     const std::vector<Sharding> &ins = parts.inShardings;
@@ -268,25 +269,10 @@ private:
     if (!ok)
       return;
     if (op.body) {
-      auto isManual = [&](const AxisRef &a) {
-        for (const AxisRef &m : parts.manualAxes)
-          if (m.name == a.name)
-            return true;
-        return false;
-      };
       for (size_t i = 0; i < op.body->args.size() && i < ins.size(); ++i) {
         Value &arg = *op.body->args[i];
-        if (arg.sharding)
-          continue;
-        Sharding local = makeSharding(ins[i].meshName, {});
-        for (const DimSharding &dim : ins[i].dims) {
-          DimSharding kept = closedDim();
-          for (const AxisRef &axis : dim.axes)
-            if (!isManual(axis))
-              kept.axes.push_back(axis);
-          local.dims.push_back(kept);
-        }
-        arg.sharding = local;
+        if (!arg.sharding)
+          arg.sharding = withoutManualAxes(ins[i], parts.manualAxes);
       }
       std::string saved = manualMesh_;
       if (!ins.empty())
@@ -295,10 +281,36 @@ private:
         manualMesh_ = outs.front().meshName;
       block(*op.body);
       manualMesh_ = saved;
+      checkBodyResults(op, parts);
     }
     for (size_t i = 0; i < op.results.size() && i < outs.size(); ++i)
       if (!op.results[i]->sharding)
         op.results[i]->sharding = outs[i];
+  }
+
+  /// Each value the body returns must be sharded as its out_sharding without
+  /// the manual axes (the body's view of the result).
+  void checkBodyResults(const Op &op, const ManualComputationParts &parts) {
+    const Block &body = *op.body;
+    const std::vector<Sharding> &outs = parts.outShardings;
+    for (size_t i = 0; i < body.returned.size() && i < outs.size(); ++i) {
+      const Value *v = body.returned[i];
+      if (!v || !v->sharding)
+        continue;
+      Sharding expected = withoutManualAxes(outs[i], parts.manualAxes);
+      if (sameSharding(*v->sharding, expected))
+        continue;
+      Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
+      diags_
+          .error(loc, fmt::format("manual_computation - returned value {} ({}) sharding differs "
+                                  "from out_shardings {} without the manual axes {}: {} vs {}",
+                                  i, valueName(*v), i, axisSet(parts.manualAxes),
+                                  printSharding(*v->sharding), printSharding(expected)))
+          .note(Loc{}, "reshard before returning, e.g. " + exampleReshard(*v, expected))
+          .note(Loc{},
+                fmt::format("or change out_shardings {} to {}", i,
+                            printSharding(withFreeAxes(outs[i], *v->sharding, parts.manualAxes))));
+    }
   }
 
   /// Per-device collectives (manual bodies): not checked; the result keeps

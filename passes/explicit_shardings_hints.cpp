@@ -1,5 +1,6 @@
 // --explicit mode: comparing shardings and writing the concrete fixes that
-// its errors suggest (an out_sharding on the op, or a reshard of an operand).
+// its errors suggest (an out_sharding on the op, or a reshard of an operand),
+// and a manual_computation body's view of its in/out shardings.
 #include "ir/Printer.h"
 #include "passes/ExplicitShardingsInternal.h"
 
@@ -135,6 +136,53 @@ std::string outShardingNote(const Op &op, const Sharding &sharding) {
 
 std::string reshardNote(const Value &value, const Sharding &sharding) {
   return "reshard an operand first, e.g. " + exampleReshard(value, sharding);
+}
+
+namespace {
+
+bool isManualAxis(const AxisRef &axis, const std::vector<AxisRef> &manual) {
+  for (const AxisRef &m : manual)
+    if (m.name == axis.name)
+      return true;
+  return false;
+}
+
+} // namespace
+
+Sharding withoutManualAxes(const Sharding &sharding, const std::vector<AxisRef> &manual) {
+  Sharding local = makeSharding(sharding.meshName, {});
+  for (const DimSharding &dim : sharding.dims) {
+    DimSharding kept = closedDim();
+    for (const AxisRef &axis : dim.axes)
+      if (!isManualAxis(axis, manual))
+        kept.axes.push_back(axis);
+    local.dims.push_back(kept);
+  }
+  return local;
+}
+
+Sharding withFreeAxes(const Sharding &outer, const Sharding &body,
+                      const std::vector<AxisRef> &manual) {
+  Sharding out = makeSharding(outer.meshName, {});
+  for (size_t d = 0; d < outer.dims.size(); ++d) {
+    DimSharding dim = closedDim();
+    for (const AxisRef &axis : outer.dims[d].axes)
+      if (isManualAxis(axis, manual))
+        dim.axes.push_back(axis);
+    if (d < body.dims.size())
+      for (const AxisRef &axis : body.dims[d].axes)
+        if (!isManualAxis(axis, manual))
+          dim.axes.push_back(axis);
+    out.dims.push_back(dim);
+  }
+  return out;
+}
+
+std::string axisSet(const std::vector<AxisRef> &axes) {
+  std::string out = "{";
+  for (size_t i = 0; i < axes.size(); ++i)
+    out += (i ? ", " : "") + axes[i].str();
+  return out + "}";
 }
 
 } // namespace shardc::explicit_shardings

@@ -5,7 +5,9 @@
 #include "ir/Printer.h"
 #include "passes/Passes.h"
 
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace shardc {
 namespace {
@@ -25,6 +27,36 @@ const EmitKind kEmitKinds[] = {
     {"ir", "verify-shardings", printModule},
     {"sharded", "propagate-shardings", printModule},
 };
+
+/// Every sharding a pass may write on a value or a function result, with
+/// what it holds now. `--emit=ir --explicit` runs explicit-shardings for its
+/// checks, then puts these back so it still prints the checked program.
+using ShardingSnapshot = std::vector<std::pair<std::optional<Sharding> *, std::optional<Sharding>>>;
+
+ShardingSnapshot takeSnapshot(Module &module) {
+  ShardingSnapshot snapshot;
+  auto block = [&](Block &b) {
+    for (auto &arg : b.args)
+      snapshot.emplace_back(&arg->sharding, arg->sharding);
+    for (auto &op : b.ops)
+      for (auto &r : op->results)
+        snapshot.emplace_back(&r->sharding, r->sharding);
+  };
+  walkBlocks(module, block);
+  auto results = [&](Function &f) {
+    for (ResultSpec &spec : f.results)
+      snapshot.emplace_back(&spec.sharding, spec.sharding);
+  };
+  results(module.snippet);
+  for (auto &f : module.functions)
+    results(*f);
+  return snapshot;
+}
+
+void restoreSnapshot(ShardingSnapshot &snapshot) {
+  for (auto &[where, sharding] : snapshot)
+    *where = std::move(sharding);
+}
 
 const EmitKind &findEmitKind(std::string_view name) {
   for (const EmitKind &kind : kEmitKinds)
@@ -48,7 +80,11 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   ShardingOrigins *origins = options.origins;
   const char *lastStage =
       options.emit.empty() ? kLastCheckingStage : findEmitKind(options.emit).lastStage;
-  if ((explicitMode && options.emit.empty()) || options.throughPropagation || origins)
+  // --explicit is a check: it runs whenever the checks do, even for
+  // --emit=ir, which still prints the program as checked (see below).
+  const bool checkOnly = explicitMode && options.emit == "ir" && !options.throughPropagation;
+  if ((explicitMode && (options.emit.empty() || checkOnly)) || options.throughPropagation ||
+      origins)
     lastStage = "propagate-shardings";
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has
@@ -71,10 +107,15 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
             std::string_view(alternative.explicitReplaces) == pass.name)
           stage = &alternative;
     // --explain: propagation also records where each axis came from.
-    if (stage->run == static_cast<PassFn>(propagateShardings) && origins)
+    if (stage->run == static_cast<PassFn>(propagateShardings) && origins) {
       propagateShardings(*module, diags, origins);
-    else
+    } else if (checkOnly && stage != &pass) {
+      ShardingSnapshot checked = takeSnapshot(*module);
       stage->run(*module, diags);
+      restoreSnapshot(checked);
+    } else {
+      stage->run(*module, diags);
+    }
     if (std::string_view(lastStage) == pass.name)
       break;
   }
