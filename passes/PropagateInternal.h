@@ -145,6 +145,8 @@ struct Slot {
   TensorType type;
   /// A read-only source (manual_computation in/out shardings): never updated.
   bool fixed = false;
+  /// The driver's number for the place (several slots may share one).
+  uint32_t id = 0;
 };
 
 /// A propagation step: an op with a factor rule, or an identity between two
@@ -161,10 +163,11 @@ struct Edge {
   bool broadcast = false;     // pass-through factors go backward only (op priority 1)
   bool elementwise = false;
   Loc loc;
-  /// The driver's bookkeeping: a visit in phase `settledPhase` changed
-  /// nothing at clock `settledClock`; until one of its tensors changes, the
-  /// edge need not be visited again in that phase.
-  int64_t settledPhase = -1;
+  /// The driver's bookkeeping: a visit with op-priority directions
+  /// `settledDirections` (edgeDirections) changed nothing at clock
+  /// `settledClock`; until one of its tensors changes, a visit with the same
+  /// directions would change nothing either, whatever the round or stage.
+  int settledDirections = -1;
   uint64_t settledClock = 0;
 };
 
@@ -184,6 +187,11 @@ Graph buildGraph(Module &module);
 /// pass-through factors of every op (a broadcast's backward only), stage 2
 /// everything. Need-replication and permutation factors never propagate.
 Direction edgeDirection(const Edge &edge, int f, int stage);
+
+/// Which set of directions edgeDirection gives `edge` in `stage`: equal
+/// numbers mean equal directions for every factor (a pass-through op's are
+/// the same in every stage).
+int edgeDirections(const Edge &edge, int stage);
 
 /// The mesh most of the edge's sharded tensors name, the first on a tie;
 /// maximal and empty meshes never count. Null when no tensor is sharded on a

@@ -51,6 +51,7 @@ struct Deferred {
   size_t dim;
   DimSharding original;
   int64_t priority;
+  std::optional<uint32_t> id = std::nullopt; // its slot number, when an edge refers to it
 };
 
 class Propagator {
@@ -67,14 +68,13 @@ public:
         recorder_.recordWritten(&s);
     }
     std::vector<int64_t> rounds = deferPriorities();
+    numberSlots();
     for (int64_t round : rounds) {
       round_ = round;
       release(round);
       for (std::vector<Edge> &edges : graph_.functions)
-        for (int stage = 0; stage < 3; ++stage) {
-          phase_ = round * 3 + stage;
+        for (int stage = 0; stage < 3; ++stage)
           fixedPoint(edges, stage);
-        }
     }
     close();
     if (origins_)
@@ -118,6 +118,26 @@ private:
       addFunction(*f);
   }
 
+  /// Gives every slot the number of its place, for the change clock.
+  void numberSlots() {
+    std::unordered_map<const Storage *, uint32_t> ids;
+    auto number = [&](Slot &slot) {
+      auto [it, added] = ids.emplace(slot.sharding, static_cast<uint32_t>(ids.size()));
+      slot.id = it->second;
+    };
+    for (std::vector<Edge> &edges : graph_.functions)
+      for (Edge &edge : edges) {
+        for (Slot &slot : edge.operands)
+          number(slot);
+        for (Slot &slot : edge.results)
+          number(slot);
+      }
+    changedAt_.assign(ids.size(), 0);
+    for (Deferred &d : deferred_)
+      if (auto it = ids.find(d.storage); it != ids.end())
+        d.id = it->second;
+  }
+
   // ---- user priorities -----------------------------------------------------------
 
   /// Holds back every dim with a priority > 0; returns the rounds to run.
@@ -157,7 +177,9 @@ private:
           }
       sharding.dims[d.dim] = d.original;
       sharding.dims[d.dim].priority.reset();
-      changedAt_[d.storage] = ++clock_;
+      ++clock_;
+      if (d.id)
+        changedAt_[*d.id] = clock_;
     }
   }
 
@@ -176,25 +198,23 @@ private:
     }
   }
 
-  /// Whether `edge` settled in this phase and none of its tensors changed since.
-  bool settled(const Edge &edge) const {
-    if (edge.settledPhase != phase_)
+  /// Whether `edge` settled with the directions of `stage` and none of its
+  /// tensors changed since.
+  bool settled(const Edge &edge, int stage) const {
+    if (edge.settledDirections != edgeDirections(edge, stage))
       return false;
-    auto unchanged = [&](const Slot &slot) {
-      auto it = changedAt_.find(slot.sharding);
-      return it == changedAt_.end() || it->second <= edge.settledClock;
-    };
+    auto unchanged = [&](const Slot &slot) { return changedAt_[slot.id] <= edge.settledClock; };
     return std::all_of(edge.operands.begin(), edge.operands.end(), unchanged) &&
            std::all_of(edge.results.begin(), edge.results.end(), unchanged);
   }
 
   bool visit(Edge &edge, int stage) {
-    if (settled(edge))
+    if (settled(edge, stage))
       return false;
     bool changed = update(edge, stage);
     // An edge that changed something is visited again: its new shardings
     // may let it do more (Shardy likewise revisits until nothing changes).
-    edge.settledPhase = changed ? -1 : phase_;
+    edge.settledDirections = changed ? -1 : edgeDirections(edge, stage);
     edge.settledClock = clock_;
     return changed;
   }
@@ -272,7 +292,7 @@ private:
       if (origins_)
         recorder_.recordPropagated(visit, t, next.dims, round_);
       s = std::move(next);
-      changedAt_[&s] = ++clock_;
+      changedAt_[visit.slots[t]->id] = ++clock_;
     }
     return changed;
   }
@@ -357,9 +377,8 @@ private:
   std::vector<Deferred> deferred_;
   OriginRecorder recorder_;
   int64_t round_ = 0;
-  int64_t phase_ = 0;  // round * 3 + op-priority stage
-  uint64_t clock_ = 0; // counts sharding changes
-  std::unordered_map<const Storage *, uint64_t> changedAt_;
+  uint64_t clock_ = 0;              // counts sharding changes
+  std::vector<uint64_t> changedAt_; // by slot number: the clock of its last change
 };
 
 } // namespace

@@ -99,9 +99,9 @@ std::vector<AxisRef> compatibleAxes(const Projection &p, int f, Direction direct
   return acc;
 }
 
-using AxisCheck = std::function<std::optional<AxisRef>(const AxisRef &, int64_t)>;
-
-/// Cuts `axes` at the first axis `check` rejects; an axis it shortens ends the list.
+/// Cuts `axes` at the first axis `check` (AxisRef, sharded size so far ->
+/// optional AxisRef) rejects; an axis it shortens ends the list.
+template <typename AxisCheck>
 void truncate(std::vector<AxisRef> &axes, const AxisCheck &check, const Mesh &mesh) {
   int64_t sharded = 1;
   for (size_t i = 0; i < axes.size(); ++i) {

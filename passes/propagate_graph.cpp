@@ -250,6 +250,8 @@ Direction edgeDirection(const Edge &edge, int f, int stage) {
   return Direction::None;
 }
 
+int edgeDirections(const Edge &edge, int stage) { return edge.passThroughOp ? 0 : stage; }
+
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {
   std::vector<std::pair<const Mesh *, int>> counts;
   auto count = [&](const Slot &slot) {

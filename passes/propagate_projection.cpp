@@ -44,7 +44,12 @@ AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, const Mesh 
 }
 
 bool sameAxis(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  return a.name == b.name && preSizeOf(a) == preSizeOf(b) && sizeOf(a, mesh) == sizeOf(b, mesh);
+  if (a.name != b.name)
+    return false;
+  // Two full axes are equal without looking the size up (the common case).
+  if (!a.isSubAxis() && !b.isSubAxis())
+    return true;
+  return preSizeOf(a) == preSizeOf(b) && sizeOf(a, mesh) == sizeOf(b, mesh);
 }
 
 bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, const Mesh &mesh) {
@@ -57,20 +62,29 @@ bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, cons
 }
 
 bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  return a.name == b.name && preSizeOf(a) == preSizeOf(b) && sizeOf(b, mesh) % sizeOf(a, mesh) == 0;
+  if (a.name != b.name)
+    return false;
+  if (!a.isSubAxis() && !b.isSubAxis())
+    return true;
+  return preSizeOf(a) == preSizeOf(b) && sizeOf(b, mesh) % sizeOf(a, mesh) == 0;
 }
 
 bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
   if (a.name != b.name)
     return false;
+  if (!a.isSubAxis())
+    return true; // a full axis contains each of its sub-axes
   int64_t aBegin = preSizeOf(a), aEnd = aBegin * sizeOf(a, mesh);
   int64_t bBegin = preSizeOf(b), bEnd = bBegin * sizeOf(b, mesh);
   return bBegin % aBegin == 0 && aEnd % bEnd == 0;
 }
 
 bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  return a.name == b.name &&
-         subaxis::overlaps(preSizeOf(a), sizeOf(a, mesh), preSizeOf(b), sizeOf(b, mesh));
+  if (a.name != b.name)
+    return false;
+  if (!a.isSubAxis() || !b.isSubAxis())
+    return true; // a full axis overlaps each of its sub-axes
+  return subaxis::overlaps(a.preSize, a.size, b.preSize, b.size);
 }
 
 std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
