@@ -18,3 +18,5 @@ config.environment["NO_COLOR"] = "1"
 config.substitutions.append(("%shardc", os.path.join(config.shardc_tools_dir, "shardc")))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 config.substitutions.append(("%seeds", os.path.join(config.shardc_src_root, "tests/lit/seeds")))
+config.substitutions.append(
+    ("%npy-compare", os.path.join(config.shardc_obj_root, "tools/shardc-npy-compare/shardc-npy-compare")))

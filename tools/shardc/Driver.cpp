@@ -5,6 +5,7 @@
 #include "tools/shardc/Explain.h"
 #include "tools/shardc/OutputFile.h"
 #include "tools/shardc/Pipeline.h"
+#include "tools/shardc/RunProgram.h"
 #include "tools/shardc/SourceInput.h"
 #include "tools/shardc/VerifyDiagnostics.h"
 
@@ -84,7 +85,8 @@ int runDriver(const DriverOptions &options) {
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
     ShardingOrigins origins; // filled by propagation for --explain
     CompileOptions compileOptions;
-    compileOptions.emit = options.emit;
+    // --simulate runs the partitioned (per-device) program.
+    compileOptions.emit = options.simulate ? "spmd" : options.emit;
     compileOptions.explicitMode = options.explicitMode;
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
@@ -96,6 +98,11 @@ int runDriver(const DriverOptions &options) {
     } else {
       failed |= !module || diags.hasErrors();
       reporter.report(diags.diagnostics());
+    }
+    if (module && !failed && (options.interpret || options.simulate)) {
+      DiagnosticEngine runDiags;
+      failed |= !runProgram(*module, options.run, runDiags);
+      reporter.report(runDiags.diagnostics());
     }
     if (module && !options.emit.empty()) {
       if (printed++ > 0)

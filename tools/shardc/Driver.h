@@ -3,6 +3,8 @@
 // diagnostics, check expectations, write the output.
 #pragma once
 
+#include "tools/shardc/RunProgram.h"
+
 #include <cstddef>
 #include <string>
 
@@ -21,6 +23,9 @@ struct DriverOptions {
   bool visualizeColor = false;    ///< ANSI colour in those pictures
   bool explain = false;           ///< where each axis came from (--explain, --debug-origins)
   size_t errorLimit = 20;         ///< errors reported per chunk; 0 = no limit
+  bool interpret = false;         ///< run @main with the reference interpreter (--interpret)
+  bool simulate = false;          ///< partition, then run the per-device program (--simulate)
+  RunOptions run;                 ///< inputs and outputs of --interpret / --simulate
 };
 
 /// Runs one invocation and returns its exit code: 0 when the program is

@@ -100,6 +100,23 @@ int run(int argc, char **argv) {
                  "stop reporting after N errors (0 = no limit)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  CLI::Option *interpretOpt =
+      app.add_flag("--interpret", options.interpret,
+                   "run @main with the reference interpreter (global program)");
+  CLI::Option *simulateOpt = app.add_flag(
+      "--simulate", options.simulate, "partition, then run every device's program in one process");
+  app.add_option("--input", options.run.inputs, "NAME=FILE.npy: the value of parameter %NAME")
+      ->check([](const std::string &v) {
+        return v.find('=') == 0 || v.find('=') == std::string::npos ? "expected NAME=FILE.npy" : "";
+      });
+  app.add_option("--output-dir", options.run.outputDir,
+                 "where --interpret/--simulate write result0.npy, ... (default: a summary)");
+  app.add_option("--random-inputs", options.run.randomSeed,
+                 "SEED: random values for the parameters without --input");
+  for (CLI::Option *other : {verifyOnlyOpt, emitOpt, outputOpt, visualizeOpt, explainOpt,
+                             verifyDiagsOpt, app.get_option("--split-input-file")})
+    interpretOpt->excludes(other), simulateOpt->excludes(other);
+  interpretOpt->excludes(simulateOpt);
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
   visualizeOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
   explainOpt->excludes(verifyOnlyOpt)
@@ -120,9 +137,19 @@ int run(int argc, char **argv) {
       throw CLI::ValidationError(
           "-o", "building an executable needs the backend, which this build does not have "
                 "yet; write --emit=ir -o FILE to print the checked program");
-    if (!verifyOnly && !options.verifyDiagnostics && !prints)
-      throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir or "
+    bool runs = options.interpret || options.simulate;
+    if (!verifyOnly && !options.verifyDiagnostics && !prints && !runs)
+      throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir, --interpret or "
                                  "--verify-diagnostics");
+    if (!runs &&
+        (!options.run.inputs.empty() || !options.run.outputDir.empty() || options.run.randomSeed))
+      throw CLI::ValidationError("--input, --output-dir and --random-inputs go with "
+                                 "--interpret or --simulate");
+    const auto kinds = shardc::emitKinds();
+    if (options.simulate && std::find(kinds.begin(), kinds.end(), "spmd") == kinds.end())
+      throw CLI::ValidationError("--simulate", "partitioning is not available in this build yet "
+                                               "(no --emit=spmd); --interpret runs the global "
+                                               "program");
   } catch (const CLI::ParseError &e) {
     app.exit(e);
     return e.get_exit_code() == 0 ? 0 : 2;

@@ -1,0 +1,166 @@
+// Contractions: matmul (2-D and batched N-D, batch dims broadcast as numpy
+// does) and einsum (any letters, any number of operands; a label missing
+// from the output is summed over, a label in several inputs and the output
+// is a batch dim). Floats accumulate in double and round once at the end;
+// integers accumulate in uint64 and wrap.
+#include "backend/interpreter/InterpreterInternal.h"
+
+#include <cctype>
+#include <map>
+
+namespace shardc::interp::detail {
+namespace {
+
+Tensor matmul(const Op &op, const Tensor &lhs, const Tensor &rhs) {
+  if (lhs.rank() < 2 || rhs.rank() < 2)
+    fail(op, "operands must have rank 2 or more");
+  const int64_t m = lhs.shape()[lhs.rank() - 2], k = lhs.shape().back();
+  const int64_t n = rhs.shape().back();
+  if (rhs.shape()[rhs.rank() - 2] != k)
+    fail(op, "contracting dims don't match");
+  // Batch dims, aligned from the right; a size-1 batch dim is read with
+  // stride 0 (broadcast).
+  size_t lb = lhs.rank() - 2, rb = rhs.rank() - 2, batchRank = std::max(lb, rb);
+  std::vector<int64_t> batch(batchRank, 1), lStride(batchRank, 0), rStride(batchRank, 0);
+  std::vector<int64_t> lOwn = stridesOf(lhs.shape()), rOwn = stridesOf(rhs.shape());
+  for (size_t i = 0; i < batchRank; ++i) {
+    int64_t ls = 1, rs = 1;
+    if (i + lb >= batchRank) {
+      size_t d = i + lb - batchRank;
+      ls = lhs.shape()[d];
+      lStride[i] = ls == 1 ? 0 : lOwn[d];
+    }
+    if (i + rb >= batchRank) {
+      size_t d = i + rb - batchRank;
+      rs = rhs.shape()[d];
+      rStride[i] = rs == 1 ? 0 : rOwn[d];
+    }
+    if (ls != rs && ls != 1 && rs != 1)
+      fail(op, "batch dims are not broadcast-compatible");
+    batch[i] = ls == 1 ? rs : ls;
+  }
+  std::vector<int64_t> shape = batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor out(TensorType{shape, lhs.dtype()});
+  forEachIndex(batch, [&](const std::vector<int64_t> &index, int64_t b) {
+    int64_t lOff = 0, rOff = 0;
+    for (size_t i = 0; i < batchRank; ++i) {
+      lOff += index[i] * lStride[i];
+      rOff += index[i] * rStride[i];
+    }
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t at = (b * m + i) * n + j;
+        if (lhs.holdsFloats()) {
+          double sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += lhs.floatAt(lOff + i * k + p) * rhs.floatAt(rOff + p * n + j);
+          out.setFloat(at, sum);
+        } else {
+          uint64_t sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += static_cast<uint64_t>(lhs.intAt(lOff + i * k + p)) *
+                   static_cast<uint64_t>(rhs.intAt(rOff + p * n + j));
+          out.setInt(at, sum);
+        }
+      }
+  });
+  return out;
+}
+
+/// `"bij,bjk->bik"`: one label string per input, and the output's.
+std::pair<std::vector<std::string>, std::string> parseEquation(const Op &op) {
+  const Attribute *attr = op.attr("equation");
+  if (!attr || attr->kind != Attribute::Kind::String)
+    fail(op, "missing attribute: equation");
+  const std::string &text = attr->s;
+  size_t arrow = text.find("->");
+  if (arrow == std::string::npos)
+    fail(op, "equation needs an explicit output '->'");
+  std::vector<std::string> inputs(1);
+  for (size_t i = 0; i < arrow; ++i) {
+    if (text[i] == ',')
+      inputs.emplace_back();
+    else if (std::isalpha(static_cast<unsigned char>(text[i])))
+      inputs.back() += text[i];
+  }
+  std::string output;
+  for (size_t i = arrow + 2; i < text.size(); ++i)
+    if (std::isalpha(static_cast<unsigned char>(text[i])))
+      output += text[i];
+  return {inputs, output};
+}
+
+Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
+  auto [inputs, output] = parseEquation(op);
+  if (inputs.size() != operands.size())
+    fail(op, "number of terms doesn't match operands");
+  // Every label gets a position in one combined index: the output's labels
+  // first, then the summed ones.
+  std::string labels = output;
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].size() != operands[i]->rank())
+      fail(op, "operand rank doesn't match its term");
+    for (size_t d = 0; d < inputs[i].size(); ++d) {
+      char c = inputs[i][d];
+      auto [it, inserted] = sizes.emplace(c, operands[i]->shape()[d]);
+      if (!inserted && it->second != operands[i]->shape()[d])
+        fail(op, std::string("label has inconsistent sizes: ") + c);
+      if (labels.find(c) == std::string::npos)
+        labels += c;
+    }
+  }
+  std::vector<int64_t> outShape, sumShape;
+  for (size_t p = 0; p < labels.size(); ++p)
+    (p < output.size() ? outShape : sumShape).push_back(sizes.at(labels[p]));
+  // Per operand, the stride each combined-index position moves it by.
+  std::vector<std::vector<int64_t>> strides;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t> own = stridesOf(operands[i]->shape());
+    std::vector<int64_t> s(labels.size(), 0);
+    for (size_t d = 0; d < inputs[i].size(); ++d)
+      s[labels.find(inputs[i][d])] += own[d];
+    strides.push_back(s);
+  }
+  bool floats = operands[0]->holdsFloats();
+  Tensor out(TensorType{outShape, operands[0]->dtype()});
+  std::vector<int64_t> combined(labels.size());
+  forEachIndex(outShape, [&](const std::vector<int64_t> &outIndex, int64_t linear) {
+    std::copy(outIndex.begin(), outIndex.end(), combined.begin());
+    double fsum = 0;
+    uint64_t isum = 0;
+    forEachIndex(sumShape, [&](const std::vector<int64_t> &sumIndex, int64_t) {
+      std::copy(sumIndex.begin(), sumIndex.end(), combined.begin() + output.size());
+      double fprod = 1;
+      uint64_t iprod = 1;
+      for (size_t i = 0; i < operands.size(); ++i) {
+        int64_t at = 0;
+        for (size_t p = 0; p < labels.size(); ++p)
+          at += combined[p] * strides[i][p];
+        if (floats)
+          fprod *= operands[i]->floatAt(at);
+        else
+          iprod *= static_cast<uint64_t>(operands[i]->intAt(at));
+      }
+      fsum += fprod;
+      isum += iprod;
+    });
+    if (floats)
+      out.setFloat(linear, fsum);
+    else
+      out.setInt(linear, isum);
+  });
+  return out;
+}
+
+} // namespace
+
+Tensor evalContraction(const Op &op, const std::vector<const Tensor *> &operands) {
+  if (op.kind == OpKind::Matmul)
+    return matmul(op, *operands[0], *operands[1]);
+  return einsum(op, operands);
+}
+
+} // namespace shardc::interp::detail
