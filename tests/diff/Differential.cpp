@@ -2,10 +2,13 @@
 // and quotes the compiler's diagnostics.
 #include "tests/diff/Differential.h"
 
+#include "backend/interpreter/Interpreter.h"
 #include "ir/Printer.h"
 #include "tools/shardc/Pipeline.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace shardc::difftest {
 namespace {
@@ -26,6 +29,45 @@ std::unique_ptr<Module> compileText(const SourceFile &file, std::string_view emi
   if (!module)
     failure = fmt::format("--emit={} failed:\n{}", emit, renderAll(diags));
   return module;
+}
+
+/// Runs @main of both modules on the same random inputs; a mismatch or a
+/// runtime error on either side is the failure. Without `spmd`, only that
+/// the global program runs.
+std::string compareRuns(const Module &global, const Module *spmd, const CheckOptions &options) {
+  const Function *globalMain = global.findFunction("main");
+  const Function *spmdMain = spmd ? spmd->findFunction("main") : nullptr;
+  if (!globalMain || (spmd && !spmdMain))
+    return "no @main on one side";
+  std::vector<interp::Tensor> args;
+  for (size_t i = 0; i < globalMain->body.args.size(); ++i)
+    args.push_back(interp::randomTensor(globalMain->body.args[i]->type, 1, i));
+  std::vector<interp::Tensor> expected, actual;
+  try {
+    expected = interp::runFunction(global, *globalMain, args);
+  } catch (const interp::Error &e) {
+    return fmt::format("--interpret failed: {}", e.what());
+  }
+  if (!spmd)
+    return "";
+  try {
+    actual = interp::runFunction(*spmd, *spmdMain, args);
+  } catch (const interp::Error &e) {
+    return fmt::format("--simulate failed: {}\n---- spmd program\n{}", e.what(),
+                       printModule(*spmd));
+  }
+  if (expected.size() != actual.size())
+    return fmt::format("result count differs: {} != {}", expected.size(), actual.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    std::string why;
+    if (expected[i].type() != actual[i].type())
+      why = fmt::format("type {} != {}", actual[i].type().str(), expected[i].type().str());
+    else if (interp::allClose(actual[i], expected[i], options.rtol, options.atol, &why))
+      continue;
+    return fmt::format("result {} differs (simulated vs interpreted): {}\n---- spmd program\n{}", i,
+                       why, printModule(*spmd));
+  }
+  return "";
 }
 
 } // namespace
@@ -50,7 +92,21 @@ std::string checkProgram(const std::string &program, const std::string &name,
 
   if (options.skipSimulation)
     return "";
-  return "simulation is not built yet: run with --no-simulate";
+
+  // 3. The per-device program, run for every device, computes what the
+  //    global program computes, on the same random inputs.
+  std::unique_ptr<Module> global = compileText(source, "ir", failure);
+  if (!global)
+    return failure;
+  std::vector<std::string> kinds = emitKinds();
+  if (std::find(kinds.begin(), kinds.end(), "spmd") == kinds.end())
+    return compareRuns(*global, nullptr, options).empty()
+               ? "this build has no partitioner (--emit=spmd): run with --no-simulate"
+               : compareRuns(*global, nullptr, options);
+  std::unique_ptr<Module> spmd = compileText(source, "spmd", failure);
+  if (!spmd)
+    return failure;
+  return compareRuns(*global, spmd.get(), options);
 }
 
 } // namespace shardc::difftest
