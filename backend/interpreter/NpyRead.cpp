@@ -72,14 +72,14 @@ private:
   }
   void expect(char c) {
     if (!peek(c))
-      fail(fmt::format("expected '{}' at offset {}", c, pos_));
+      fail(fmt::format("expected '{}' at offset {} of the header", c, pos_));
     ++pos_;
   }
   std::string quoted() {
     skipSpace();
     char q = pos_ < text_.size() ? text_[pos_] : 0;
     if (q != '\'' && q != '"')
-      fail(fmt::format("expected a quoted string at offset {}", pos_));
+      fail(fmt::format("expected a quoted string at offset {} of the header", pos_));
     size_t end = text_.find(q, pos_ + 1);
     if (end == std::string::npos)
       fail("unterminated string");
@@ -94,7 +94,7 @@ private:
         pos_ += std::strlen(word);
         return value;
       }
-    fail(fmt::format("expected True or False at offset {}", pos_));
+    fail(fmt::format("expected True or False at offset {} of the header", pos_));
   }
   std::vector<int64_t> tuple() {
     std::vector<int64_t> values;
@@ -108,7 +108,7 @@ private:
         v = v * 10 + (text_[pos_++] - '0');
       }
       if (pos_ == start)
-        fail(fmt::format("expected a dimension at offset {}", pos_));
+        fail(fmt::format("expected a dimension at offset {} of the header", pos_));
       values.push_back(v);
       if (!peek(')'))
         expect(',');
