@@ -488,12 +488,9 @@ std::string patched(std::string bytes, const std::string &from, const std::strin
 
 TEST_CASE("npy round trip for every element type and rank", "[interpreter][npy]") {
   std::vector<Tensor> tensors = {
-      f32({2, 3}, {1.5, -2, 3e-8, NAN, INFINITY, -0.0}),
-      f64({3}, {0.1, -1e300, 5}),
-      i32({1, 2, 2}, {INT32_MIN, INT32_MAX, 0, -1}),
-      i64({}, {INT64_MIN}),
-      makeIntTensor(TensorType{{4}, DType::I1}, {1, 0, 0, 1}),
-      f32({0, 3}, {}),
+      f32({2, 3}, {1.5, -2, 3e-8, NAN, INFINITY, -0.0}),       f64({3}, {0.1, -1e300, 5}),
+      i32({1, 2, 2}, {INT32_MIN, INT32_MAX, 0, -1}),           i64({}, {INT64_MIN}),
+      makeIntTensor(TensorType{{4}, DType::I1}, {1, 0, 0, 1}), f32({0, 3}, {}),
   };
   for (const Tensor &t : tensors) {
     std::string bytes = encodeNpy(t);
@@ -531,8 +528,7 @@ TEST_CASE("every malformed npy file is a clear error", "[interpreter][npy]") {
   TensorType type{{2, 3}, DType::F32};
   std::string good = encodeNpy(f32({2, 3}, {1, 2, 3, 4, 5, 6}));
   REQUIRE(npyError(good, type) == "(no error)");
-  CHECK(npyError("hello", type) ==
-        "t.npy: not a .npy file: it does not start with \"\\x93NUMPY\"");
+  CHECK(npyError("hello", type) == "t.npy: not a .npy file: it does not start with \"\\x93NUMPY\"");
   CHECK(npyError(good.substr(0, 8), type) ==
         "t.npy: truncated .npy file: 8 bytes, no complete header");
   CHECK(npyError(patched(good, std::string("NUMPY\x01", 6), std::string("NUMPY\x04", 6)), type) ==
@@ -562,7 +558,7 @@ TEST_CASE("every malformed npy file is a clear error", "[interpreter][npy]") {
   bools[bools.size() - 1] = 2;
   CHECK(npyError(bools, TensorType{{2}, DType::I1}) == "t.npy: element 1 is not a bool: byte 2");
   // Version 2.0: a 4-byte header length.
-  std::string v2 = std::string("\x93NUMPY\x02\x00", 8) + std::string("\x76\x00\x00\x00", 4) +
-                   good.substr(10);
+  std::string v2 =
+      std::string("\x93NUMPY\x02\x00", 8) + std::string("\x76\x00\x00\x00", 4) + good.substr(10);
   CHECK(npyError(v2, type) == "(no error)");
 }
