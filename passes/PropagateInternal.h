@@ -104,6 +104,10 @@ struct Projection {
 TensorProjection projectTensor(const Sharding *sharding, const TensorFactors &dims,
                                const ShardingRule &rule, const Mesh &mesh,
                                const std::vector<AxisRef> &forbidden);
+/// The same, into `out` (reusing its vectors' memory).
+void projectTensor(TensorProjection &out, const Sharding *sharding, const TensorFactors &dims,
+                   const ShardingRule &rule, const Mesh &mesh,
+                   const std::vector<AxisRef> &forbidden);
 
 /// The dims of `tensor` back as axes lists (merging consecutive sub-axes). A
 /// dim without factors keeps `oldDims[d]` (when given). Stops in a dim after a
@@ -127,6 +131,10 @@ struct FactorUpdate {
   std::vector<bool> changed; // per tensor (operands then results)
   std::vector<int> source;   // per factor: the tensor its axes came from, -1 if none
   std::vector<std::vector<AxisRef>> compatible; // per factor, before per-tensor legality
+  /// Working memory of propagateFactors, kept between calls.
+  std::vector<int64_t> sourceSize;
+  std::vector<int> order;
+  std::vector<AxisRef> candidate;
 };
 
 /// Decides, per factor, the axes every tensor gains and writes them into
@@ -136,13 +144,17 @@ struct FactorUpdate {
 FactorUpdate propagateFactors(Projection &projection, const ShardingRule &rule,
                               const std::function<Direction(int)> &direction, bool elementwise,
                               const Mesh &mesh);
+/// The same, into `out` (reusing its vectors' memory).
+void propagateFactors(Projection &projection, const ShardingRule &rule,
+                      const std::function<Direction(int)> &direction, bool elementwise,
+                      const Mesh &mesh, FactorUpdate &out);
 
 // ---- the graph of one function ----------------------------------------------------
 
 /// One tensor of an edge: where its sharding lives.
 struct Slot {
   std::optional<Sharding> *sharding = nullptr;
-  TensorType type;
+  int64_t elements = 1; // of its tensor: conflicts prefer the larger
   /// A read-only source (manual_computation in/out shardings): never updated.
   bool fixed = false;
   /// The driver's number for the place (several slots may share one).
@@ -154,7 +166,9 @@ struct Slot {
 /// function's result, a manual_computation operand and its in_sharding).
 struct Edge {
   const Op *op = nullptr; // null for function results
-  ShardingRule rule;
+  /// Owned by Graph::rules; edges of ops with the same kind and shapes share
+  /// one (a long program has few distinct rules).
+  const ShardingRule *rule = nullptr;
   std::vector<Slot> operands, results;
   /// Manual axes of the enclosing manual_computations: no tensor of this
   /// edge may take them.
@@ -176,6 +190,7 @@ struct Edge {
 struct Graph {
   std::vector<std::vector<Edge>> functions; // one edge list per function
   std::deque<std::optional<Sharding>> fixedShardings;
+  std::deque<ShardingRule> rules;
 };
 
 /// Builds the edges of `module`. Also gives each sharding_constraint and

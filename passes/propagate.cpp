@@ -38,7 +38,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 namespace shardc {
 namespace {
@@ -89,8 +88,9 @@ private:
       if (!v.typeKnown)
         return;
       storage_.push_back(&v.sharding);
-      ranks_[&v.sharding] = v.type.rank();
-      valueOf_[&v.sharding] = &v;
+      ranks_.push_back(v.type.rank());
+      if (origins_)
+        valueOf_[&v.sharding] = &v;
     };
     auto addBlock = [&](Block &b) {
       for (auto &arg : b.args)
@@ -109,8 +109,9 @@ private:
         if (spec.typeInvalid)
           continue;
         storage_.push_back(&spec.sharding);
-        ranks_[&spec.sharding] = spec.type.rank();
-        resultOf_[&spec.sharding] = &spec;
+        ranks_.push_back(spec.type.rank());
+        if (origins_)
+          resultOf_[&spec.sharding] = &spec;
       }
     };
     addFunction(module_.snippet);
@@ -118,24 +119,33 @@ private:
       addFunction(*f);
   }
 
-  /// Gives every slot the number of its place, for the change clock.
+  /// Gives every slot the number of its place, for the change clock
+  /// (sorting instead of a hash map: no allocation per slot).
   void numberSlots() {
-    std::unordered_map<const Storage *, uint32_t> ids;
-    auto number = [&](Slot &slot) {
-      auto [it, added] = ids.emplace(slot.sharding, static_cast<uint32_t>(ids.size()));
-      slot.id = it->second;
-    };
+    std::vector<std::pair<const Storage *, Slot *>> slots;
     for (std::vector<Edge> &edges : graph_.functions)
       for (Edge &edge : edges) {
         for (Slot &slot : edge.operands)
-          number(slot);
+          slots.emplace_back(slot.sharding, &slot);
         for (Slot &slot : edge.results)
-          number(slot);
+          slots.emplace_back(slot.sharding, &slot);
       }
-    changedAt_.assign(ids.size(), 0);
-    for (Deferred &d : deferred_)
-      if (auto it = ids.find(d.storage); it != ids.end())
-        d.id = it->second;
+    std::sort(slots.begin(), slots.end(),
+              [](const auto &a, const auto &b) { return std::less<>()(a.first, b.first); });
+    uint32_t next = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (i > 0 && slots[i].first != slots[i - 1].first)
+        ++next;
+      slots[i].second->id = next;
+    }
+    changedAt_.assign(slots.empty() ? 0 : next + 1, 0);
+    for (Deferred &d : deferred_) {
+      auto it = std::lower_bound(
+          slots.begin(), slots.end(), d.storage,
+          [](const auto &entry, const Storage *s) { return std::less<>()(entry.first, s); });
+      if (it != slots.end() && it->first == d.storage)
+        d.id = it->second->id;
+    }
   }
 
   // ---- user priorities -----------------------------------------------------------
@@ -220,7 +230,7 @@ private:
   }
 
   bool update(Edge &edge, int stage) {
-    const ShardingRule &rule = edge.rule;
+    const ShardingRule &rule = *edge.rule;
     bool anyDirection = false;
     for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
       anyDirection = edgeDirection(edge, static_cast<int>(f), stage) != Direction::None;
@@ -230,8 +240,11 @@ private:
     if (!mesh)
       return false;
 
-    EdgeVisit visit;
+    // One EdgeVisit serves every visit: its vectors keep their memory.
+    EdgeVisit &visit = visit_;
     visit.loc = edge.loc;
+    visit.slots.clear();
+    visit.mappings.clear();
     for (size_t i = 0; i < edge.operands.size(); ++i) {
       visit.slots.push_back(&edge.operands[i]);
       visit.mappings.push_back(&rule.operands[i]);
@@ -242,23 +255,23 @@ private:
     }
 
     visit.projection.numOperands = edge.operands.size();
+    visit.projection.tensors.resize(visit.slots.size());
     for (size_t t = 0; t < visit.slots.size(); ++t) {
       const Storage &s = *visit.slots[t]->sharding;
-      TensorProjection tensor;
+      TensorProjection &tensor = visit.projection.tensors[t];
       if (!s || s->meshName == mesh->name) {
-        tensor = projectTensor(s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
+        projectTensor(tensor, s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
       } else {
+        projectTensor(tensor, nullptr, {}, rule, *mesh, {});
         tensor.present = false;
-        tensor.factors.resize(rule.numFactors());
       }
       tensor.readOnly = visit.slots[t]->fixed;
-      tensor.elements = visit.slots[t]->type.numElements();
-      visit.projection.tensors.push_back(std::move(tensor));
+      tensor.elements = visit.slots[t]->elements;
     }
 
-    visit.update = propagateFactors(
+    propagateFactors(
         visit.projection, rule, [&](int f) { return edgeDirection(edge, f, stage); },
-        edge.elementwise, *mesh);
+        edge.elementwise, *mesh, visit.update);
 
     bool changed = false;
     for (size_t t = 0; t < visit.slots.size(); ++t)
@@ -326,10 +339,11 @@ private:
         single = mesh.get();
         ++meshesWithAxes;
       }
-    for (Storage *s : storage_) {
+    for (size_t i = 0; i < storage_.size(); ++i) {
+      Storage *s = storage_[i];
       if (!*s) {
         if (meshesWithAxes == 1)
-          *s = Sharding::replicatedOn(single->name, ranks_[s]);
+          *s = Sharding::replicatedOn(single->name, ranks_[i]);
         continue;
       }
       closeSharding(**s);
@@ -371,11 +385,13 @@ private:
   ShardingOrigins *origins_;
   Graph graph_;
   std::vector<Storage *> storage_;
-  std::map<const Storage *, size_t> ranks_;
+  std::vector<size_t> ranks_; // of storage_[i]'s tensor
+  // Only kept for origins:
   std::map<const Storage *, const Value *> valueOf_;
   std::map<const Storage *, const ResultSpec *> resultOf_;
   std::vector<Deferred> deferred_;
   OriginRecorder recorder_;
+  EdgeVisit visit_; // update()'s working memory
   int64_t round_ = 0;
   uint64_t clock_ = 0;              // counts sharding changes
   std::vector<uint64_t> changedAt_; // by slot number: the clock of its last change

@@ -36,67 +36,65 @@ namespace shardc::propagation {
 namespace {
 
 /// Step 1 for one more tensor: merges its `next` axes into the running list
-/// `acc`. Returns the new list and whether later tensors may still lengthen
-/// it. ["a"] + ["a", "b"] -> ["a", "b"]; ["a", "b"] + ["a", "c"] -> ["a"];
+/// `acc` (in place). Returns whether later tensors may still lengthen it.
+/// ["a"] + ["a", "b"] -> ["a", "b"]; ["a", "b"] + ["a", "c"] -> ["a"];
 /// ["a":(1)2] + ["a":(1)4] -> ["a":(1)4] (when it may still grow).
-std::pair<std::vector<AxisRef>, bool> mergeCompatible(const std::vector<AxisRef> &acc,
-                                                      const std::vector<AxisRef> &next,
-                                                      bool canExpand, const Mesh &mesh) {
-  std::vector<AxisRef> out;
+bool mergeCompatible(std::vector<AxisRef> &acc, const std::vector<AxisRef> &next, bool canExpand,
+                     const Mesh &mesh) {
   size_t i = 0;
   for (; i < acc.size() && i < next.size(); ++i) {
-    const AxisRef &old = acc[i], &cur = next[i];
-    if (old.name != cur.name)
-      return {out, false};
+    AxisRef &old = acc[i];
+    const AxisRef &cur = next[i];
+    if (old.name != cur.name) {
+      acc.resize(i);
+      return false;
+    }
     if (sameAxis(old, cur, mesh)) {
-      out.push_back(cur);
+      old = cur;
     } else if (isPrefixOf(cur, old, mesh)) {
       // `cur` is the shorter sub-axis. Anything after it in `next` would
       // conflict with the rest of `old`.
       if (i + 1 < next.size()) {
-        out.push_back(cur);
-        return {out, false};
+        old = cur;
+        acc.resize(i + 1);
+        return false;
       }
-      out.push_back(old);
     } else if (isPrefixOf(old, cur, mesh)) {
       if (!canExpand || i + 1 < acc.size()) {
-        out.push_back(old);
-        return {out, false};
+        acc.resize(i + 1);
+        return false;
       }
-      out.push_back(cur);
+      old = cur;
     } else {
-      return {out, false};
+      acc.resize(i);
+      return false;
     }
   }
-  out.insert(out.end(), acc.begin() + i, acc.end());
   if (canExpand)
-    out.insert(out.end(), next.begin() + std::min(i, next.size()), next.end());
-  return {out, canExpand};
+    acc.insert(acc.end(), next.begin() + std::min(i, next.size()), next.end());
+  return canExpand;
 }
 
-std::vector<AxisRef> compatibleAxes(const Projection &p, int f, Direction direction,
-                                    const Mesh &mesh) {
+void compatibleAxes(const Projection &p, int f, Direction direction, const Mesh &mesh,
+                    std::vector<AxisRef> &acc) {
+  acc.clear();
   if (direction == Direction::None)
-    return {};
-  std::vector<size_t> leaders, followers;
-  for (size_t t = 0; t < p.tensors.size(); ++t) {
+    return;
+  auto leads = [&](size_t t) {
     bool isOperand = t < p.numOperands;
-    bool leads = direction == Direction::Both || (direction == Direction::Forward) == isOperand;
-    (leads ? leaders : followers).push_back(t);
-  }
-  std::vector<AxisRef> acc;
-  bool canExpand = true;
-  auto add = [&](const std::vector<size_t> &group) {
-    for (size_t t : group) {
-      const TensorProjection &tensor = p.tensors[t];
-      if (tensor.present && tensor.factors[f].present)
-        std::tie(acc, canExpand) = mergeCompatible(acc, tensor.factors[f].axes, canExpand, mesh);
-    }
+    return direction == Direction::Both || (direction == Direction::Forward) == isOperand;
   };
-  add(leaders);
-  canExpand = false;
-  add(followers);
-  return acc;
+  bool canExpand = true;
+  // The leaders first, then the followers (which may only shorten the list).
+  for (bool leaders : {true, false}) {
+    if (!leaders)
+      canExpand = false;
+    for (size_t t = 0; t < p.tensors.size(); ++t) {
+      const TensorProjection &tensor = p.tensors[t];
+      if (leads(t) == leaders && tensor.present && tensor.factors[f].present)
+        canExpand = mergeCompatible(acc, tensor.factors[f].axes, canExpand, mesh);
+    }
+  }
 }
 
 /// Cuts `axes` at the first axis `check` (AxisRef, sharded size so far ->
@@ -148,22 +146,25 @@ std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f, 
   return std::nullopt;
 }
 
-/// Step 3 for one tensor and factor: the axes it should now have, or empty.
-std::vector<AxisRef> axesFor(const TensorProjection &tensor, int f,
-                             const std::vector<AxisRef> &compatible, const ShardingRule &rule,
-                             const Mesh &mesh) {
+/// Step 3 for one tensor and factor: the axes it should now have (into
+/// `axes`), or empty.
+void axesFor(const TensorProjection &tensor, int f, const std::vector<AxisRef> &compatible,
+             const ShardingRule &rule, const Mesh &mesh, std::vector<AxisRef> &axes) {
+  axes.clear();
   const FactorSharding &fs = tensor.factors[f];
   if (!tensor.present || tensor.readOnly || !fs.present || compatible.empty())
-    return {};
-  std::vector<AxisRef> axes = compatible;
+    return;
+  axes = compatible;
   truncate(
       axes,
       [&](const AxisRef &a, int64_t sharded) {
         return legalWithinFactor(tensor, f, a, sharded, rule, mesh);
       },
       mesh);
-  if (axisListPrefix(fs.axes, axes, mesh) != PrefixStatus::StrictPrefix)
-    return {};
+  if (axisListPrefix(fs.axes, axes, mesh) != PrefixStatus::StrictPrefix) {
+    axes.clear();
+    return;
+  }
   truncate(
       axes,
       [&](const AxisRef &a, int64_t) -> std::optional<AxisRef> {
@@ -178,7 +179,6 @@ std::vector<AxisRef> axesFor(const TensorProjection &tensor, int f,
         return kept;
       },
       mesh);
-  return axes;
 }
 
 } // namespace
@@ -186,25 +186,33 @@ std::vector<AxisRef> axesFor(const TensorProjection &tensor, int f,
 FactorUpdate propagateFactors(Projection &p, const ShardingRule &rule,
                               const std::function<Direction(int)> &direction, bool elementwise,
                               const Mesh &mesh) {
-  const int numFactors = static_cast<int>(rule.numFactors());
   FactorUpdate update;
+  propagateFactors(p, rule, direction, elementwise, mesh, update);
+  return update;
+}
+
+void propagateFactors(Projection &p, const ShardingRule &rule,
+                      const std::function<Direction(int)> &direction, bool elementwise,
+                      const Mesh &mesh, FactorUpdate &update) {
+  const int numFactors = static_cast<int>(rule.numFactors());
   update.changed.assign(p.tensors.size(), false);
   update.source.assign(numFactors, -1);
 
   // 1. compatible axes per factor.
   bool any = false;
+  update.compatible.resize(numFactors);
   for (int f = 0; f < numFactors; ++f) {
     FactorKind kind = rule.factorKinds[f];
     bool blocked = kind == FactorKind::NeedReplication || kind == FactorKind::Permutation;
-    update.compatible.push_back(blocked ? std::vector<AxisRef>{}
-                                        : compatibleAxes(p, f, direction(f), mesh));
-    any |= !update.compatible.back().empty();
+    compatibleAxes(p, f, blocked ? Direction::None : direction(f), mesh, update.compatible[f]);
+    any |= !update.compatible[f].empty();
   }
   if (!any)
-    return update;
+    return;
 
   // 2. sources and the order of preference.
-  std::vector<int64_t> sourceSize(numFactors, -1);
+  std::vector<int64_t> &sourceSize = update.sourceSize;
+  sourceSize.assign(numFactors, -1);
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const TensorProjection &tensor = p.tensors[t];
     if (!tensor.present)
@@ -220,7 +228,8 @@ FactorUpdate propagateFactors(Projection &p, const ShardingRule &rule,
       }
     }
   }
-  std::vector<int> order(numFactors);
+  std::vector<int> &order = update.order;
+  order.resize(numFactors);
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     return std::make_tuple(-sourceSize[a], update.source[a], a) <
@@ -229,17 +238,13 @@ FactorUpdate propagateFactors(Projection &p, const ShardingRule &rule,
 
   // 3-4. per tensor, results first. A tensor is revisited until it settles: a
   // factor may become able to grow once the factors major to it are full.
-  std::vector<size_t> tensorOrder;
-  for (size_t t = p.numOperands; t < p.tensors.size(); ++t)
-    tensorOrder.push_back(t);
-  for (size_t t = 0; t < p.numOperands; ++t)
-    tensorOrder.push_back(t);
-  for (size_t t : tensorOrder) {
+  std::vector<AxisRef> &axes = update.candidate;
+  auto settle = [&](size_t t) {
     TensorProjection &tensor = p.tensors[t];
     for (bool grew = true; grew;) {
       grew = false;
       for (int f : order) {
-        std::vector<AxisRef> axes = axesFor(tensor, f, update.compatible[f], rule, mesh);
+        axesFor(tensor, f, update.compatible[f], rule, mesh, axes);
         if (axes.empty())
           continue;
         if (elementwise && t < p.numOperands) {
@@ -260,8 +265,11 @@ FactorUpdate propagateFactors(Projection &p, const ShardingRule &rule,
         grew = true;
       }
     }
-  }
-  return update;
+  };
+  for (size_t t = p.numOperands; t < p.tensors.size(); ++t)
+    settle(t);
+  for (size_t t = 0; t < p.numOperands; ++t)
+    settle(t);
 }
 
 } // namespace shardc::propagation

@@ -16,6 +16,7 @@
 #include "passes/PropagateInternal.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace shardc::propagation {
@@ -105,7 +106,7 @@ public:
         continue;
       Edge edge = identity(v->type, spec.loc, nullptr, {});
       edge.operands.push_back(valueSlot(v));
-      edge.results.push_back(Slot{&spec.sharding, spec.type, false});
+      edge.results.push_back(Slot{&spec.sharding, spec.type.numElements(), false});
       edges_->push_back(std::move(edge));
     }
   }
@@ -113,18 +114,34 @@ public:
 private:
   static bool usable(const Value *v) { return v && v->typeKnown; }
 
-  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type, false}; }
+  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type.numElements(), false}; }
 
   Slot fixedSlot(const Sharding &sharding, const TensorType &type) {
     graph_.fixedShardings.emplace_back(sharding);
-    return Slot{&graph_.fixedShardings.back(), type, true};
+    return Slot{&graph_.fixedShardings.back(), type.numElements(), true};
   }
 
-  static Edge identity(const TensorType &type, Loc loc, const Op *op,
-                       const std::vector<AxisRef> &forbidden) {
+  /// The rule of an op of `kind` (kIdentityKind: an identity edge) on
+  /// tensors of `shapes` (operands then result), made by `make` the first
+  /// time; null when `make` gives none.
+  template <typename MakeRule>
+  const ShardingRule *sharedRule(int kind, std::vector<std::vector<int64_t>> shapes,
+                                 const MakeRule &make) {
+    auto [it, added] = rules_.try_emplace({kind, std::move(shapes)}, nullptr);
+    if (added)
+      if (std::optional<ShardingRule> rule = make())
+        it->second = &graph_.rules.emplace_back(std::move(*rule));
+    return it->second;
+  }
+
+  static constexpr int kIdentityKind = -1;
+
+  Edge identity(const TensorType &type, Loc loc, const Op *op,
+                const std::vector<AxisRef> &forbidden) {
     Edge edge;
     edge.op = op;
-    edge.rule = identityRule(type, 1, 1);
+    edge.rule = sharedRule(kIdentityKind, {type.shape},
+                           [&] { return std::optional<ShardingRule>(identityRule(type, 1, 1)); });
     edge.forbidden = forbidden;
     edge.passThroughOp = true;
     edge.loc = loc;
@@ -156,22 +173,39 @@ private:
       break;
     }
 
-    std::optional<ShardingRule> rule = getShardingRule(op);
+    auto make = [&]() -> std::optional<ShardingRule> {
+      std::optional<ShardingRule> rule = getShardingRule(op);
+      if (!rule)
+        return std::nullopt;
+      std::vector<const TensorType *> operandTypes, resultTypes;
+      for (const Value *v : op.operands)
+        operandTypes.push_back(&v->type);
+      for (const auto &r : op.results)
+        resultTypes.push_back(&r->type);
+      if (rule->factorKinds.size() != rule->factorSizes.size() ||
+          !ruleFits(*rule, rule->operands, operandTypes) ||
+          !ruleFits(*rule, rule->results, resultTypes))
+        return std::nullopt;
+      return rule;
+    };
+    const ShardingRule *rule = nullptr;
+    if (std::optional<std::vector<int64_t>> perm = ruleParameter(op);
+        perm && op.results.size() == 1) {
+      std::vector<std::vector<int64_t>> shapes;
+      for (const Value *v : op.operands)
+        shapes.push_back(v->type.shape);
+      shapes.push_back(op.results[0]->type.shape);
+      shapes.push_back(std::move(*perm));
+      rule = sharedRule(static_cast<int>(op.kind), std::move(shapes), make);
+    } else if (std::optional<ShardingRule> own = make()) {
+      rule = &graph_.rules.emplace_back(std::move(*own));
+    }
     if (!rule)
-      return;
-    std::vector<const TensorType *> operandTypes, resultTypes;
-    for (const Value *v : op.operands)
-      operandTypes.push_back(&v->type);
-    for (const auto &r : op.results)
-      resultTypes.push_back(&r->type);
-    if (rule->factorKinds.size() != rule->factorSizes.size() ||
-        !ruleFits(*rule, rule->operands, operandTypes) ||
-        !ruleFits(*rule, rule->results, resultTypes))
       return;
 
     Edge edge;
     edge.op = &op;
-    edge.rule = std::move(*rule);
+    edge.rule = rule;
     edge.forbidden = forbidden;
     edge.elementwise = isElementwise(op.kind);
     edge.passThroughOp =
@@ -233,14 +267,36 @@ private:
       follow(withoutManualAxes(outs[i], {}), op.results[i].get(), forbidden);
   }
 
+  /// When the op's rule depends on nothing but its kind, the shapes of its
+  /// tensors and at most one integer list (a transpose's perm), so ops alike
+  /// can share it: that list (empty for none). Nullopt for other ops.
+  static std::optional<std::vector<int64_t>> ruleParameter(const Op &op) {
+    switch (opInfo(op.kind).group) {
+    case OpGroup::Unary:
+    case OpGroup::Convert:
+    case OpGroup::Binary:
+    case OpGroup::Creation:
+      return std::vector<int64_t>{};
+    default:
+      break;
+    }
+    if (op.kind == OpKind::Matmul || op.kind == OpKind::Reshape)
+      return std::vector<int64_t>{};
+    if (op.kind == OpKind::Transpose)
+      if (const Attribute *perm = op.attr("perm"))
+        return perm->intList();
+    return std::nullopt;
+  }
+
   Graph &graph_;
   std::vector<Edge> *edges_ = nullptr;
+  std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 
 } // namespace
 
 Direction edgeDirection(const Edge &edge, int f, int stage) {
-  FactorKind kind = edge.rule.factorKinds[f];
+  FactorKind kind = edge.rule->factorKinds[f];
   if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
     return Direction::None;
   if (stage >= 2 || edge.passThroughOp)

@@ -176,7 +176,26 @@ TensorProjection projectTensor(const Sharding *sharding, const TensorFactors &di
                                const ShardingRule &rule, const Mesh &mesh,
                                const std::vector<AxisRef> &forbidden) {
   TensorProjection t;
+  projectTensor(t, sharding, dims, rule, mesh, forbidden);
+  return t;
+}
+
+void projectTensor(TensorProjection &t, const Sharding *sharding, const TensorFactors &dims,
+                   const ShardingRule &rule, const Mesh &mesh,
+                   const std::vector<AxisRef> &forbidden) {
+  // Reset `t`, keeping the capacity of its vectors: propagation projects
+  // every tensor of every op it visits, and allocation would dominate.
+  t.present = true;
+  t.readOnly = false;
+  t.elements = 1;
+  t.blocked.clear();
   t.factors.resize(rule.numFactors());
+  for (FactorSharding &fs : t.factors) {
+    fs.present = fs.closed = fs.minorMost = false;
+    fs.axes.clear();
+    fs.overflow.clear();
+    fs.majors.clear();
+  }
   static const std::vector<AxisRef> kNoAxes;
   for (size_t d = 0; d < dims.size(); ++d) {
     const std::vector<AxisRef> &axes =
@@ -230,7 +249,6 @@ TensorProjection projectTensor(const Sharding *sharding, const TensorFactors &di
   if (sharding)
     t.blocked.insert(t.blocked.end(), sharding->replicated.begin(), sharding->replicated.end());
   t.blocked.insert(t.blocked.end(), forbidden.begin(), forbidden.end());
-  return t;
 }
 
 std::vector<std::vector<AxisRef>> projectBack(const TensorProjection &tensor,
