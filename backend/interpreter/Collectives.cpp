@@ -42,17 +42,15 @@ Groups formGroups(const Op &op, const Instances &instances) {
   groups.groupOf.resize(instances.count());
   groups.indexOf.resize(instances.count());
   for (size_t i = 0; i < instances.count(); ++i) {
-    std::vector<int64_t> key = instances.coords[i];
     int64_t index = 0;
     for (const AxisRef &axis : axes) {
-      int a = instances.mesh->axisIndex(axis.name);
-      int64_t n = instances.mesh->axes[a].size;
-      int64_t k = axis.effectiveSize(n);
-      int64_t post = n / (axis.effectivePreSize() * k);
-      int64_t digit = axisCoordinate(*instances.mesh, axis, instances.coords[i]);
-      index = index * k + digit;
-      key[a] -= digit * post; // what the axis covers is not part of the key
+      int64_t k = axis.effectiveSize(instances.mesh->findAxis(axis.name)->size);
+      index = index * k + axisCoordinate(*instances.mesh, axis, instances.coords[i]);
     }
+    // What the axes cover is not part of the key.
+    std::vector<int64_t> key;
+    for (int a : instances.manualAxes)
+      key.push_back(uncoveredCoordinate(*instances.mesh, a, axes, instances.coords[i]));
     auto [it, inserted] = groupIds.emplace(key, groups.members.size());
     if (inserted)
       groups.members.emplace_back(static_cast<size_t>(groups.size), SIZE_MAX);

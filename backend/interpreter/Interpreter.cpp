@@ -31,6 +31,20 @@ bool Instances::isManual(const std::string &axis) const {
   return std::find(manualAxes.begin(), manualAxes.end(), index) != manualAxes.end();
 }
 
+int64_t uncoveredCoordinate(const Mesh &mesh, int axis, const std::vector<AxisRef> &refs,
+                            const std::vector<int64_t> &coords) {
+  const MeshAxis &full = mesh.axes[axis];
+  int64_t coord = coords[axis];
+  for (const AxisRef &ref : refs) {
+    if (ref.name != full.name)
+      continue;
+    int64_t k = ref.effectiveSize(full.size);
+    int64_t post = full.size / (ref.effectivePreSize() * k);
+    coord -= axisCoordinate(mesh, ref, coords) * post;
+  }
+  return coord;
+}
+
 void fail(const Op &op, const std::string &message) {
   throw Error(fmt::format("{} - {}", op.name(), message), op.loc);
 }
@@ -233,20 +247,19 @@ private:
     const TensorType &type = op.results[r]->type;
     std::vector<DimSharding> dims =
         manualDims(parts.outShardings[r], parts.manualAxes, type.rank());
-    // Manual axes that shard no dim of the result: only coordinate 0 counts.
-    std::vector<int> unused;
-    for (const AxisRef &axis : parts.manualAxes) {
-      bool used = false;
-      for (const DimSharding &dim : dims)
-        for (const AxisRef &a : dim.axes)
-          used = used || a.name == axis.name;
-      if (!used)
-        unused.push_back(mesh.axisIndex(axis.name));
-    }
+    // Along what of the manual axes does not shard the result, instances
+    // hold the same block: only the one at coordinate 0 is taken.
+    std::vector<AxisRef> used;
+    for (const DimSharding &dim : dims)
+      used.insert(used.end(), dim.axes.begin(), dim.axes.end());
+    std::vector<int> manual;
+    for (const AxisRef &axis : parts.manualAxes)
+      manual.push_back(mesh.axisIndex(axis.name));
     PerInstance out(outer.count(), Tensor(type));
     for (size_t j = 0; j < inner.count(); ++j) {
       const std::vector<int64_t> &coords = inner.coords[j];
-      if (std::any_of(unused.begin(), unused.end(), [&](int a) { return coords[a] != 0; }))
+      if (std::any_of(manual.begin(), manual.end(),
+                      [&](int a) { return uncoveredCoordinate(mesh, a, used, coords) != 0; }))
         continue;
       const Tensor &block = blocks[j];
       if (block.rank() != type.rank())

@@ -2,7 +2,9 @@
 // group against hand-computed values, the lockstep manual_computation
 // semantics and every collective (sub-axes, padding), .npy round trips and
 // every malformed-file error.
+#include "TestHelpers.h"
 #include "backend/interpreter/Interpreter.h"
+#include "backend/interpreter/InterpreterInternal.h"
 #include "backend/interpreter/Npy.h"
 #include "backend/interpreter/Random.h"
 #include "tools/shardc/Pipeline.h"
@@ -378,6 +380,18 @@ TEST_CASE("all_gather, with full and sub-axes", "[interpreter]") {
   // "x":(1)2, the major half: groups {0, 2} and {1, 3}.
   CHECK(gather("\"x\":(1)2", 2) ==
         std::vector<double>{0, 1, 4, 5, 2, 3, 6, 7, 0, 1, 4, 5, 2, 3, 6, 7});
+}
+
+TEST_CASE("uncoveredCoordinate: what sub-axes leave of a coordinate", "[interpreter]") {
+  Mesh mesh = testing::makeMesh({{"x", 4}, {"y", 2}});
+  auto uncovered = [&](std::vector<AxisRef> refs, int64_t x) {
+    return detail::uncoveredCoordinate(mesh, 0, refs, {x, 1});
+  };
+  CHECK(uncovered({testing::sub("x", 2, 2)}, 3) == 2); // minor digit 1 removed
+  CHECK(uncovered({testing::sub("x", 1, 2)}, 3) == 1); // major digit 1 (worth 2) removed
+  CHECK(uncovered({testing::sub("x", 1, 2), testing::sub("x", 2, 2)}, 3) == 0);
+  CHECK(uncovered({testing::full("x")}, 3) == 0);
+  CHECK(uncovered({testing::full("y")}, 3) == 3);
 }
 
 TEST_CASE("all_reduce sum/max/min and reduce_scatter", "[interpreter]") {
