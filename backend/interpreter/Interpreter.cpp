@@ -101,7 +101,14 @@ public:
       std::vector<const PerInstance *> operands;
       for (const Value *v : op->operands)
         operands.push_back(&lookup(v, op.get()));
-      std::vector<PerInstance> results = runOp(*op, instances, operands);
+      std::vector<PerInstance> results;
+      try {
+        results = runOp(*op, instances, operands);
+      } catch (const Error &e) {
+        if (e.loc.known())
+          throw;
+        throw Error(fmt::format("{} - {}", op->name(), e.what()), op->loc);
+      }
       for (size_t r = 0; r < op->results.size(); ++r) {
         checkTypes(*op, *op->results[r], results.at(r));
         values[op->results[r].get()] = std::move(results[r]);

@@ -1,12 +1,17 @@
 // Tensor storage and the element arithmetic shared by every op.
 #include "backend/interpreter/Tensor.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <limits>
 
 namespace shardc::interp {
 
 Tensor::Tensor(TensorType type) : type_(std::move(type)), size_(type_.numElements()) {
+  if (size_ > kMaxElements)
+    throw Error(fmt::format("{} is too large for the interpreter: {} elements (at most 2^28)",
+                            type_.str(), size_));
   if (isFloat(type_.dtype))
     floats_.assign(static_cast<size_t>(size_), 0.0);
   else

@@ -30,8 +30,12 @@ public:
 
 class Tensor {
 public:
+  /// The most elements a tensor may have (2 GiB of doubles): the interpreter
+  /// is an oracle for test-sized programs, not a runtime.
+  static constexpr int64_t kMaxElements = int64_t(1) << 28;
+
   Tensor() = default;
-  /// A zero-filled tensor of `type`.
+  /// A zero-filled tensor of `type`; throws Error past kMaxElements.
   explicit Tensor(TensorType type);
 
   const TensorType &type() const { return type_; }

@@ -56,7 +56,12 @@ readArguments(const Function &main, const RunOptions &options, DiagnosticEngine 
         ok = false;
       }
     } else if (options.randomSeed) {
-      args.push_back(interp::randomTensor(param.type, *options.randomSeed, i));
+      try {
+        args.push_back(interp::randomTensor(param.type, *options.randomSeed, i));
+      } catch (const interp::Error &e) {
+        diags.error(param.loc, fmt::format("parameter %{} - {}", param.name, e.what()));
+        ok = false;
+      }
     } else {
       diags
           .error(param.loc,
