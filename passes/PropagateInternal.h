@@ -11,6 +11,7 @@
 //                             manual_computation boundaries
 //   propagate.cpp             the driver: user priorities, op priorities, the
 //                             fixed point, closing
+//   propagate_manual.cpp      the rule across a manual_computation boundary
 //   propagate_origins.cpp     where each axis came from (opt-in)
 #pragma once
 
@@ -80,8 +81,6 @@ struct FactorSharding {
 struct TensorProjection {
   /// False: the tensor takes no part (another mesh, a maximal mesh).
   bool present = true;
-  /// A source only: its sharding is never updated.
-  bool readOnly = false;
   std::vector<FactorSharding> factors; // by factor index
   /// Axes this tensor may not take: explicitly replicated, already on a dim
   /// without factors, or manual in an enclosing manual_computation.
@@ -155,10 +154,12 @@ void propagateFactors(Projection &projection, const ShardingRule &rule,
 struct Slot {
   std::optional<Sharding> *sharding = nullptr;
   int64_t elements = 1; // of its tensor: conflicts prefer the larger
-  /// A read-only source (manual_computation in/out shardings): never updated.
-  bool fixed = false;
   /// The driver's number for the place (several slots may share one).
   uint32_t id = 0;
+  /// Axes this tensor may not take in this edge, besides the edge's
+  /// `forbidden` (a manual_computation in/out sharding: the manual axes it
+  /// does not already have).
+  std::vector<AxisRef> blocked;
 };
 
 /// A propagation step: an op with a factor rule, or an identity between two
@@ -185,16 +186,31 @@ struct Edge {
   uint64_t settledClock = 0;
 };
 
+/// A manual_computation in/out sharding: propagation works on a copy (in
+/// Graph::attributeShardings) and writes it back into the op at the end.
+struct AttributeSharding {
+  Sharding *written;
+  std::optional<Sharding> *working;
+};
+
 /// The edges of every function and the snippet, in program order, and the
-/// storage of the fixed shardings they refer to.
+/// storage of the shardings they refer to that are no value's.
 struct Graph {
   std::vector<std::vector<Edge>> functions; // one edge list per function
-  std::deque<std::optional<Sharding>> fixedShardings;
+  std::deque<std::optional<Sharding>> attributeStorage;
+  std::vector<AttributeSharding> attributeShardings;
   std::deque<ShardingRule> rules;
+  /// Body arguments whose closed dims were copied from their in_sharding
+  /// (without the manual axes) before propagation: their axes count as
+  /// propagated, not written.
+  std::vector<const std::optional<Sharding> *> copiedFromInSharding;
 };
 
 /// Builds the edges of `module`. Also gives each sharding_constraint and
-/// reshard result the constraint's sharding when it has none of its own.
+/// reshard result the constraint's sharding when it has none of its own, and
+/// each manual_computation body argument without a sharding the closed dims
+/// of its in_sharding (its free axes): the body sees exactly what the
+/// in_sharding gives, as in Shardy where they are one sharding.
 Graph buildGraph(Module &module);
 
 /// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
@@ -217,6 +233,29 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module);
 /// (size-1 dims get none).
 ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults);
 
+// ---- manual_computation boundaries (propagate_manual.cpp) -------------------------
+
+/// The rule between the global view `global` of a manual_computation in/out
+/// sharding `sharding` and the body's local tensor `local`: per dim, a
+/// need-replication factor for the manual axes (when any) then a
+/// pass-through factor shared with the local dim. The global tensor is the
+/// operand when `globalFirst`, else the result. Nullopt when `local` is not
+/// the local type of `sharding`.
+std::optional<ShardingRule> manualBoundaryRule(const TensorType &global, const TensorType &local,
+                                               const Sharding &sharding,
+                                               const std::vector<AxisRef> &manualAxes,
+                                               const Mesh &mesh, bool globalFirst);
+
+/// The manual axes `sharding` does not name: propagation may not add them
+/// (they would change the body's local types).
+std::vector<AxisRef> absentManualAxes(const Sharding &sharding,
+                                      const std::vector<AxisRef> &manualAxes);
+
+/// What a body argument starts with: its in_sharding's closed dims without
+/// the manual axes (closed, as they cannot grow there either), open dims
+/// open and empty.
+Sharding bodyView(const Sharding &sharding, const std::vector<AxisRef> &manualAxes);
+
 // ---- origins (propagate_origins.cpp) ----------------------------------------------
 
 /// One visit of an edge: its tensors (operands, then results), their factor
@@ -238,6 +277,9 @@ public:
   /// Records the axes written on `sharding`, with their dims' priorities
   /// (before the driver holds any back).
   void recordWritten(const Storage *sharding);
+  /// Marks every axis recorded for `sharding` as propagated (a body
+  /// argument's axes copied from its in_sharding keep that annotation's Loc).
+  void markPropagated(const Storage *sharding);
   /// Records the axes of `dims`, the new dims of tensor `t` of `visit`, that
   /// are new to it: each came through the factor of its dim that holds it,
   /// and has the origin it has on that factor's source tensor.

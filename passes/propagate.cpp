@@ -25,8 +25,9 @@
 //   5. Close: every dim closed, no priorities. A value that no sharding
 //      reached gets a replicated sharding when the program has exactly one
 //      mesh with axes; otherwise it stays without one. A sharding_constraint
-//      or reshard attribute becomes its result's sharding; other attribute
-//      shardings (manual_computation in/out) are closed as written.
+//      or reshard attribute becomes its result's sharding; a
+//      manual_computation's in/out shardings take what propagation gave
+//      their free axes.
 //
 // Worked example (examples/mlp.shd): %h = matmul %x, %w1 takes "x" on its
 // rows from %x and "y" on its columns from %w1; add and relu pass [{"x"},
@@ -63,8 +64,10 @@ public:
     if (origins_) {
       for (const Storage *s : storage_)
         recorder_.recordWritten(s);
-      for (const Storage &s : graph_.fixedShardings)
+      for (const Storage &s : graph_.attributeStorage)
         recorder_.recordWritten(&s);
+      for (const Storage *s : graph_.copiedFromInSharding)
+        recorder_.markPropagated(s);
     }
     std::vector<int64_t> rounds = deferPriorities();
     numberSlots();
@@ -265,7 +268,8 @@ private:
         projectTensor(tensor, nullptr, {}, rule, *mesh, {});
         tensor.present = false;
       }
-      tensor.readOnly = visit.slots[t]->fixed;
+      const std::vector<AxisRef> &blocked = visit.slots[t]->blocked;
+      tensor.blocked.insert(tensor.blocked.end(), blocked.begin(), blocked.end());
       tensor.elements = visit.slots[t]->elements;
     }
 
@@ -275,7 +279,7 @@ private:
 
     bool changed = false;
     for (size_t t = 0; t < visit.slots.size(); ++t)
-      if (visit.update.changed[t] && !visit.slots[t]->fixed)
+      if (visit.update.changed[t])
         changed |= store(visit, t, rule, *mesh);
     return changed;
   }
@@ -350,10 +354,16 @@ private:
       if (const Mesh *mesh = module_.findMesh((*s)->meshName))
         canonicalizeReplicated((*s)->replicated, *mesh);
     }
-    // The shardings that are not a typed value's. A sharding_constraint or
-    // reshard now states its result's sharding (as in Shardy, where the op's
-    // attribute is that sharding); manual_computation in/out shardings, untyped
-    // seed declarations and sharded types are closed as written.
+    // The shardings that are not a typed value's. manual_computation in/out
+    // shardings get what propagation added; a sharding_constraint or reshard
+    // now states its result's sharding (as in Shardy, where the op's
+    // attribute is that sharding); untyped seed declarations and sharded
+    // types are closed as written.
+    for (const AttributeSharding &a : graph_.attributeShardings) {
+      *a.written = **a.working;
+      if (const Mesh *mesh = module_.findMesh(a.written->meshName))
+        canonicalizeReplicated(a.written->replicated, *mesh);
+    }
     auto closeBlock = [&](Block &b) {
       for (auto &arg : b.args)
         if (!arg->typeKnown && arg->sharding)

@@ -152,7 +152,7 @@ void axesFor(const TensorProjection &tensor, int f, const std::vector<AxisRef> &
              const ShardingRule &rule, const Mesh &mesh, std::vector<AxisRef> &axes) {
   axes.clear();
   const FactorSharding &fs = tensor.factors[f];
-  if (!tensor.present || tensor.readOnly || !fs.present || compatible.empty())
+  if (!tensor.present || !fs.present || compatible.empty())
     return;
   axes = compatible;
   truncate(

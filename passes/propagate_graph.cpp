@@ -5,11 +5,11 @@
 //     the constraint's (closed dims stay, open dims may grow). In default
 //     mode reshard is treated as a constraint.
 //   - a returned value <-> the function's declared result (ResultSpec).
-//   - manual_computation, the simple form: each operand <- its in_sharding,
-//     each body argument <- its in_sharding without the manual axes, each
-//     returned body value <- its out_sharding without them, each result <-
-//     its out_sharding. The in/out shardings themselves are read-only
-//     sources; inside the body no tensor may take a manual axis.
+//   - manual_computation (propagate_manual.cpp): each operand <-> its
+//     in_sharding <-> its body argument, each returned body value <-> its
+//     out_sharding <-> its result. Free axes flow both ways; the in/out
+//     shardings never gain a manual axis, and inside the body no tensor
+//     may take one.
 // Ops without a rule (collectives, ops whose types are unknown) are no edges:
 // nothing propagates through them. Also here: the per-edge choices of the
 // driver, op-priority directions and the mesh.
@@ -73,27 +73,9 @@ bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappin
   return true;
 }
 
-/// The sharding with priorities dropped and the `manual` axes removed.
-Sharding withoutManualAxes(const Sharding &sharding, const std::vector<AxisRef> &manual) {
-  auto isManual = [&](const AxisRef &a) {
-    for (const AxisRef &m : manual)
-      if (m.name == a.name)
-        return true;
-    return false;
-  };
-  Sharding out = sharding;
-  for (DimSharding &dim : out.dims) {
-    dim.priority.reset();
-    dim.axes.erase(std::remove_if(dim.axes.begin(), dim.axes.end(), isManual), dim.axes.end());
-  }
-  out.replicated.erase(std::remove_if(out.replicated.begin(), out.replicated.end(), isManual),
-                       out.replicated.end());
-  return out;
-}
-
 class GraphBuilder {
 public:
-  explicit GraphBuilder(Graph &graph) : graph_(graph) {}
+  GraphBuilder(Graph &graph, const Module &module) : graph_(graph), module_(module) {}
 
   void function(Function &f) {
     graph_.functions.emplace_back();
@@ -106,7 +88,7 @@ public:
         continue;
       Edge edge = identity(v->type, spec.loc, nullptr, {});
       edge.operands.push_back(valueSlot(v));
-      edge.results.push_back(Slot{&spec.sharding, spec.type.numElements(), false});
+      edge.results.push_back(Slot{&spec.sharding, spec.type.numElements()});
       edges_->push_back(std::move(edge));
     }
   }
@@ -114,11 +96,19 @@ public:
 private:
   static bool usable(const Value *v) { return v && v->typeKnown; }
 
-  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type.numElements(), false}; }
+  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type.numElements()}; }
 
-  Slot fixedSlot(const Sharding &sharding, const TensorType &type) {
-    graph_.fixedShardings.emplace_back(sharding);
-    return Slot{&graph_.fixedShardings.back(), type.numElements(), true};
+  /// A slot for a manual_computation in/out sharding `written` of a tensor
+  /// of `type`: a working copy, written back when propagation ends.
+  Slot attributeSlot(Sharding &written, const TensorType &type, std::vector<AxisRef> blocked) {
+    Sharding working = written;
+    for (DimSharding &dim : working.dims)
+      dim.priority.reset();
+    std::optional<Sharding> &storage = graph_.attributeStorage.emplace_back(std::move(working));
+    graph_.attributeShardings.push_back(AttributeSharding{&written, &storage});
+    Slot slot{&storage, type.numElements()};
+    slot.blocked = std::move(blocked);
+    return slot;
   }
 
   /// The rule of an op of `kind` (kIdentityKind: an identity edge) on
@@ -236,35 +226,94 @@ private:
   }
 
   void manual(Op &op, const std::vector<AxisRef> &forbidden) {
-    ManualComputationParts parts = manualComputationParts(op);
-    const std::vector<Sharding> &ins = parts.inShardings;
-    const std::vector<Sharding> &outs = parts.outShardings;
     std::vector<AxisRef> manualAxes;
-    for (const AxisRef &a : parts.manualAxes)
-      manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
+    if (const Attribute *axes = op.attr("manual_axes"))
+      for (const AxisRef &a : axes->axes)
+        manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
     std::vector<AxisRef> inner = forbidden;
     inner.insert(inner.end(), manualAxes.begin(), manualAxes.end());
+    std::vector<Sharding> *ins = shardingList(op, "in_shardings");
+    std::vector<Sharding> *outs = shardingList(op, "out_shardings");
 
-    // Each edge: one read-only source, one value that follows it.
-    auto follow = [&](const Sharding &source, Value *target, const std::vector<AxisRef> &scope) {
-      if (!usable(target))
-        return;
-      Edge edge = identity(target->type, op.loc, &op, scope);
-      edge.operands.push_back(fixedSlot(source, target->type));
-      edge.results.push_back(valueSlot(target));
-      edges_->push_back(std::move(edge));
-    };
-    for (size_t i = 0; i < op.operands.size() && i < ins.size(); ++i)
-      follow(withoutManualAxes(ins[i], {}), op.operands[i], forbidden);
-    if (op.body) {
-      for (size_t i = 0; i < op.body->args.size() && i < ins.size(); ++i)
-        follow(withoutManualAxes(ins[i], manualAxes), op.body->args[i].get(), inner);
-      block(*op.body, inner);
-      for (size_t i = 0; i < op.body->returned.size() && i < outs.size(); ++i)
-        follow(withoutManualAxes(outs[i], manualAxes), op.body->returned[i], inner);
+    for (size_t i = 0; ins && i < ins->size() && i < op.operands.size(); ++i) {
+      Value *operand = op.operands[i];
+      Value *arg = op.body && i < op.body->args.size() ? op.body->args[i].get() : nullptr;
+      if (!usable(operand))
+        continue;
+      Sharding &written = (*ins)[i];
+      Slot global = attributeSlot(written, operand->type, blocked(written, manualAxes, forbidden));
+      if (usable(arg) && !arg->sharding) {
+        arg->sharding = bodyView(written, manualAxes);
+        graph_.copiedFromInSharding.push_back(&arg->sharding);
+      }
+      link(op, operand->type, valueSlot(operand), global, forbidden);
+      if (usable(arg))
+        cross(op, global, operand->type, arg, written, manualAxes, inner, true);
     }
-    for (size_t i = 0; i < op.results.size() && i < outs.size(); ++i)
-      follow(withoutManualAxes(outs[i], {}), op.results[i].get(), forbidden);
+    if (op.body)
+      block(*op.body, inner);
+    for (size_t i = 0; outs && i < outs->size() && i < op.results.size(); ++i) {
+      Value *result = op.results[i].get();
+      if (!usable(result))
+        continue;
+      Value *returned = op.body && i < op.body->returned.size() ? op.body->returned[i] : nullptr;
+      Sharding &written = (*outs)[i];
+      Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+      if (usable(returned))
+        cross(op, global, result->type, returned, written, manualAxes, inner, false);
+      link(op, result->type, global, valueSlot(result), forbidden);
+    }
+  }
+
+  static std::vector<Sharding> *shardingList(Op &op, std::string_view name) {
+    for (NamedAttribute &attr : op.attrs)
+      if (attr.name == name)
+        return &attr.value.shardings;
+    return nullptr;
+  }
+
+  /// What an in/out sharding may not take: the manual axes it lacks, and
+  /// those of enclosing manual_computations.
+  static std::vector<AxisRef> blocked(const Sharding &written,
+                                      const std::vector<AxisRef> &manualAxes,
+                                      const std::vector<AxisRef> &forbidden) {
+    std::vector<AxisRef> out = absentManualAxes(written, manualAxes);
+    out.insert(out.end(), forbidden.begin(), forbidden.end());
+    return out;
+  }
+
+  /// An identity edge between two tensors of `type`.
+  void link(Op &op, const TensorType &type, Slot from, Slot to,
+            const std::vector<AxisRef> &forbidden) {
+    Edge edge = identity(type, op.loc, &op, forbidden);
+    edge.operands.push_back(std::move(from));
+    edge.results.push_back(std::move(to));
+    edges_->push_back(std::move(edge));
+  }
+
+  /// The edge between an in/out sharding (`global`, of `globalType`,
+  /// written as `written`) and the body's local tensor `local`: a body
+  /// argument (`inward`) or a returned value.
+  void cross(Op &op, Slot global, const TensorType &globalType, Value *local,
+             const Sharding &written, const std::vector<AxisRef> &manualAxes,
+             const std::vector<AxisRef> &inner, bool inward) {
+    const Mesh *mesh = module_.findMesh(written.meshName);
+    if (!mesh)
+      return;
+    std::optional<ShardingRule> rule =
+        manualBoundaryRule(globalType, local->type, written, manualAxes, *mesh, inward);
+    if (!rule)
+      return;
+    Edge edge;
+    edge.op = &op;
+    edge.rule = &graph_.rules.emplace_back(std::move(*rule));
+    edge.passThroughOp = true;
+    edge.loc = op.loc;
+    Slot inside = valueSlot(local);
+    inside.blocked = inner;
+    edge.operands.push_back(inward ? std::move(global) : inside);
+    edge.results.push_back(inward ? inside : std::move(global));
+    edges_->push_back(std::move(edge));
   }
 
   /// When the op's rule depends on nothing but its kind, the shapes of its
@@ -289,6 +338,7 @@ private:
   }
 
   Graph &graph_;
+  const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
@@ -339,7 +389,7 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
 
 Graph buildGraph(Module &module) {
   Graph graph;
-  GraphBuilder builder(graph);
+  GraphBuilder builder(graph, module);
   builder.function(module.snippet);
   for (const auto &f : module.functions)
     builder.function(*f);

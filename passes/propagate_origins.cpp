@@ -27,6 +27,15 @@ void OriginRecorder::recordWritten(const Storage *sharding) {
   }
 }
 
+void OriginRecorder::markPropagated(const Storage *sharding) {
+  auto it = table_.find(sharding);
+  if (it == table_.end())
+    return;
+  for (DimOrigins &dim : it->second)
+    for (auto &[axis, origin] : dim)
+      origin.propagated = true;
+}
+
 void OriginRecorder::recordPropagated(const EdgeVisit &visit, size_t t,
                                       const std::vector<DimSharding> &dims, int64_t round) {
   std::vector<DimOrigins> &table = table_[visit.slots[t]->sharding];

@@ -186,7 +186,6 @@ void projectTensor(TensorProjection &t, const Sharding *sharding, const TensorFa
   // Reset `t`, keeping the capacity of its vectors: propagation projects
   // every tensor of every op it visits, and allocation would dominate.
   t.present = true;
-  t.readOnly = false;
   t.elements = 1;
   t.blocked.clear();
   t.factors.resize(rule.numFactors());
