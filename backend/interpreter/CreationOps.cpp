@@ -23,7 +23,8 @@ void store(Tensor &t, int64_t i, const Scalar &s) {
 
 Tensor constant(const Op &op, const TensorType &type) {
   const Attribute *value = op.attr("value");
-  if (!value || value->kind != Attribute::Kind::Dense || value->dense.elements.empty())
+  if (!value || value->kind != Attribute::Kind::Dense ||
+      (value->dense.splat && value->dense.elements.empty()))
     fail(op, "missing attribute: value");
   const DenseLiteral &dense = value->dense;
   Tensor t(type);

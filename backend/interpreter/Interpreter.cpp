@@ -181,8 +181,8 @@ private:
     if (!op.body || parts.inShardings.size() != op.operands.size() ||
         parts.outShardings.size() != op.results.size() || (!mesh && !parts.manualAxes.empty()))
       fail(op, "malformed manual_computation");
-    if (!mesh)
-      mesh = outer.mesh;
+    if (!mesh || parts.manualAxes.empty())
+      mesh = outer.mesh; // nothing new is manual: the same instances
 
     // 1. The body's instances, and each one's parent among `outer`'s.
     Instances inner;

@@ -362,6 +362,13 @@ TEST_CASE("manual_computation splits operands and assembles results", "[interpre
   CHECK(values(r[0]) == std::vector<double>{6, 22});
 }
 
+TEST_CASE("manual_computation without manual axes runs its body once", "[interpreter]") {
+  auto r = run(manual("[\"x\"=2]", "tensor<4xf32>", "[{\"x\"}]", "tensor<4xf32>", "%r = neg %l",
+                      "[{\"x\"}]", "tensor<4xf32>", ""),
+               {iotaF32({4})});
+  CHECK(values(r[0]) == std::vector<double>{-0.0, -1, -2, -3});
+}
+
 TEST_CASE("all_gather, with full and sub-axes", "[interpreter]") {
   const std::string mesh = "[\"x\"=4]";
   auto gather = [&](const std::string &axes, int64_t n) {
