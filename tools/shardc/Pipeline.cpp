@@ -119,7 +119,7 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
     if (std::string_view(lastStage) == pass.name)
       break;
   }
-  if (diags.hasErrors())
+  if (diags.hasErrors() && !options.keepModuleOnError)
     return nullptr;
   return module;
 }

@@ -32,11 +32,15 @@ struct CompileOptions {
   /// --explain: propagation records here where each axis came from
   /// (nothing is recorded with --explicit).
   ShardingOrigins *origins = nullptr;
+  /// The language server: return the module even when a stage reported
+  /// errors (hover and navigation on a file with mistakes).
+  bool keepModuleOnError = false;
 };
 
 /// Runs the pipeline on one source buffer: parse, then every pass in the
 /// order of allPasses(), as far as `options` asks. Returns null when any
-/// stage reported an error; diagnostics are in `diags` either way.
+/// stage reported an error (unless `keepModuleOnError`, then only when the
+/// text did not parse); diagnostics are in `diags` either way.
 std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
                                 const CompileOptions &options = {});
 

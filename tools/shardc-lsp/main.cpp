@@ -1,0 +1,46 @@
+// shardc-lsp: the language server for .shd files. It speaks LSP on stdin
+// and stdout and reuses the compiler (tools/shardc/Pipeline.h), so the
+// editor shows exactly what `shardc` would say.
+//
+//   shardc-lsp                 serve an editor (Content-Length framed JSON-RPC)
+//   shardc-lsp --lit-test      read `// -----` separated messages, print
+//                              pretty JSON with sorted keys (for lit tests)
+//   shardc-lsp --explicit      JAX sharding in types, as `shardc --explicit`
+#include "tools/shardc-lsp/Server.h"
+#include "tools/shardc-lsp/Transport.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <iterator>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+  CLI::App app{"shardc-lsp: the language server for .shd files (LSP on stdin/stdout)"};
+  bool litTest = false;
+  shardc::lsp::ServerOptions options;
+  app.add_flag("--lit-test", litTest,
+               "read messages separated by `// -----` lines from stdin (no Content-Length "
+               "headers) and print replies as pretty JSON with sorted keys; for lit tests");
+  app.add_flag("--explicit", options.analysis.explicitMode,
+               "JAX sharding in types (shardc --explicit); also initializationOptions "
+               "{\"explicit\": true}");
+  app.set_version_flag("--version", std::string("shardc-lsp version ") + SHARDC_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    app.exit(e);
+    return e.get_exit_code() ? 2 : 0;
+  }
+
+  std::unique_ptr<shardc::lsp::Transport> transport;
+  if (litTest) {
+    std::string text(std::istreambuf_iterator<char>(std::cin), {});
+    transport = shardc::lsp::makeLitTestTransport(std::move(text), stdout);
+    options.debounce = false;
+  } else {
+    transport = shardc::lsp::makeStreamTransport(STDIN_FILENO, stdout);
+  }
+  return shardc::lsp::Server(*transport, options).run();
+}
