@@ -132,7 +132,7 @@ private:
                  ? "as written: propagation did not run (the file has errors)\n\n"
                  : "";
     if (!sharding)
-      return out + "replicated: no sharding reached it\n";
+      return out + (propagated ? "replicated: no sharding reached it\n" : "no sharding written\n");
     const Module *module = analysis_.propagated() ? analysis_.propagated() : analysis_.module();
     const Mesh *mesh = module ? module->findMesh(sharding->meshName) : nullptr;
     if (mesh && sharding->dims.size() == type.rank())
