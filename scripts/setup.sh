@@ -8,7 +8,13 @@ packages=(
   openjdk-17-jre-headless antlr4 libantlr4-runtime-dev
   libcli11-dev libfmt-dev catch2 nlohmann-json3-dev
   mpich libmpich-dev libopenblas-dev python3
+  neovim
 )
+# npm installs the VS Code grammar tester (editors/vscode); a node from
+# elsewhere (e.g. NodeSource, which bundles npm) is used as it is.
+if ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -38,6 +38,9 @@ cmake --build build -j "$jobs"
 step "build/: ctest"
 run_ctest build
 
+step "editors/vscode: TextMate grammar test (npm ci, vscode-tmgrammar-test)"
+editors/vscode/test/run_grammar_test.sh || failed+=("editors/vscode")
+
 if ((sanitizers)); then
   step "build-asan/: configure and build (clang-14, ASan + LSan + UBSan, libFuzzer)"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
