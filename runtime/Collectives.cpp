@@ -1,0 +1,240 @@
+// The collectives over mesh axes (SPMD_CONTRACT.md section 2), each one MPI
+// nonblocking collective on the group's cached communicator, waited for with
+// MPI_Testall + sched_yield (waitAll). MPI moves whole contiguous blocks, one
+// per group member, so a dim that is not the outermost is packed into
+// per-member blocks before the call and unpacked after it.
+//
+// Worked example, all_gather of a 2x3 operand along dim 1 over 2 members:
+// MPI_Allgather yields [member 0's 2x3][member 1's 2x3]; the result 2x6 takes
+// row o as member 0's row o then member 1's row o (outer = 2 rows, each
+// member's slab = 3 elements).
+#include "runtime/Communicators.h"
+
+#include <cstring>
+
+namespace shardrt {
+namespace {
+
+void checkDim(shardrt_context *ctx, const char *what, int64_t ndims, int64_t dim) {
+  if (ndims < 0 || dim < 0 || dim >= ndims)
+    internalError(ctx, format("%s: dim %lld out of range for rank %lld", what,
+                              static_cast<long long>(dim), static_cast<long long>(ndims)));
+}
+
+/// Copies `count` blocks of `bytes` bytes from src (block i at i*srcStride)
+/// to dst (block i at i*dstStride).
+void copyBlocks(char *dst, int64_t dstStride, const char *src, int64_t srcStride, int64_t count,
+                int64_t bytes) {
+  for (int64_t i = 0; i < count; ++i)
+    std::memcpy(dst + i * dstStride, src + i * srcStride, static_cast<size_t>(bytes));
+}
+
+/// The MPI type and op of a reduction: sums of integers use unsigned types
+/// so that they wrap (the contract's integer semantics); float max/min keep
+/// NaN (the context's own ops).
+void reductionTypeAndOp(shardrt_context *ctx, int64_t dtype, int64_t kind, MPI_Datatype &type,
+                        MPI_Op &op) {
+  if (kind != SHARDRT_SUM && kind != SHARDRT_MAX && kind != SHARDRT_MIN)
+    internalError(ctx, format("unknown reduction kind %lld", static_cast<long long>(kind)));
+  if (dtype == SHARDRT_I1 && kind == SHARDRT_SUM)
+    internalError(ctx, "a sum of i1 values");
+  bool isFloat = dtype == SHARDRT_F32 || dtype == SHARDRT_F64;
+  type = mpiType(dtype);
+  if (kind == SHARDRT_SUM) {
+    op = MPI_SUM;
+    if (dtype == SHARDRT_I32)
+      type = MPI_UINT32_T;
+    if (dtype == SHARDRT_I64)
+      type = MPI_UINT64_T;
+  } else if (isFloat) {
+    op = kind == SHARDRT_MAX ? ctx->floatMax : ctx->floatMin;
+  } else {
+    op = kind == SHARDRT_MAX ? MPI_MAX : MPI_MIN;
+  }
+}
+
+} // namespace
+
+char *scratchBuffer(shardrt_context *ctx, int slot, int64_t bytes) {
+  if (ctx->scratchBytes[slot] < bytes) {
+    shardrt_free(ctx->scratch[slot]);
+    ctx->scratch[slot] = static_cast<char *>(shardrt_alloc(ctx, bytes));
+    ctx->scratchBytes[slot] = bytes;
+  }
+  return ctx->scratch[slot];
+}
+
+int mpiCount(shardrt_context *ctx, int64_t count) {
+  if (count > INT32_MAX)
+    fail(ctx, format("a collective of %lld elements is beyond MPI's int counts",
+                     static_cast<long long>(count)));
+  return static_cast<int>(count);
+}
+
+} // namespace shardrt
+
+using namespace shardrt;
+
+extern "C" {
+
+void shardrt_all_gather(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
+                        int64_t ndims, const int64_t *shape, int64_t dim, const void *in,
+                        void *out) {
+  checkDim(ctx, "all_gather", ndims, dim);
+  double start = now();
+  int64_t size = elementSize(ctx, dtype), local = product(shape, 0, ndims);
+  int64_t outer = product(shape, 0, dim), slab = product(shape, dim, ndims);
+  const Group &g = ctx->comms->get(*group);
+  if (g.size == 1) {
+    std::memcpy(out, in, static_cast<size_t>(local * size));
+  } else {
+    // Member k's operand lands at k * local; with outer > 1 it is unpacked.
+    char *gathered =
+        outer > 1 ? scratchBuffer(ctx, 0, g.size * local * size) : static_cast<char *>(out);
+    MPI_Request request;
+    checkMpi(ctx,
+             MPI_Iallgather(in, mpiCount(ctx, local), mpiType(dtype), gathered,
+                            mpiCount(ctx, local), mpiType(dtype), g.comm, &request),
+             "MPI_Iallgather");
+    waitAll(ctx, 1, &request, "MPI_Iallgather");
+    for (int64_t k = 0; outer > 1 && k < g.size; ++k)
+      copyBlocks(static_cast<char *>(out) + k * slab * size, g.size * slab * size,
+                 gathered + k * local * size, slab * size, outer, slab * size);
+  }
+  recordCollective(ctx, op, Collective::AllGather, now() - start,
+                   static_cast<double>((g.size - 1) * local * size));
+}
+
+void shardrt_all_reduce(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
+                        int64_t count, int64_t kind, const void *in, void *out) {
+  double start = now();
+  int64_t size = elementSize(ctx, dtype);
+  MPI_Datatype type;
+  MPI_Op reduction;
+  reductionTypeAndOp(ctx, dtype, kind, type, reduction);
+  const Group &g = ctx->comms->get(*group);
+  if (g.size == 1) {
+    if (in != out)
+      std::memcpy(out, in, static_cast<size_t>(count * size));
+  } else {
+    MPI_Request request;
+    checkMpi(ctx,
+             MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, mpiCount(ctx, count), type,
+                            reduction, g.comm, &request),
+             "MPI_Iallreduce");
+    waitAll(ctx, 1, &request, "MPI_Iallreduce");
+  }
+  recordCollective(ctx, op, Collective::AllReduce, now() - start,
+                   2.0 * static_cast<double>((g.size - 1) * count * size) /
+                       static_cast<double>(g.size));
+}
+
+void shardrt_reduce_scatter(shardrt_context *ctx, int64_t op, const shardrt_group *group,
+                            int64_t dtype, int64_t ndims, const int64_t *shape, int64_t dim,
+                            const void *in, void *out) {
+  checkDim(ctx, "reduce_scatter", ndims, dim);
+  double start = now();
+  int64_t size = elementSize(ctx, dtype);
+  MPI_Datatype type;
+  MPI_Op reduction;
+  reductionTypeAndOp(ctx, dtype, SHARDRT_SUM, type, reduction);
+  const Group &g = ctx->comms->get(*group);
+  if (shape[dim] % g.size != 0)
+    internalError(ctx, format("reduce_scatter: dim %lld of size %lld over %lld devices",
+                              static_cast<long long>(dim), static_cast<long long>(shape[dim]),
+                              static_cast<long long>(g.size)));
+  // Member k's block: rows [k*piece, (k+1)*piece) of dim, for every outer index.
+  int64_t piece = shape[dim] / g.size * product(shape, dim + 1, ndims);
+  int64_t outer = product(shape, 0, dim), block = outer * piece;
+  if (g.size == 1) {
+    std::memcpy(out, in, static_cast<size_t>(block * size));
+  } else {
+    const char *send = static_cast<const char *>(in);
+    if (outer > 1) {
+      char *packed = scratchBuffer(ctx, 0, g.size * block * size);
+      for (int64_t k = 0; k < g.size; ++k)
+        copyBlocks(packed + k * block * size, piece * size, send + k * piece * size,
+                   g.size * piece * size, outer, piece * size);
+      send = packed;
+    }
+    MPI_Request request;
+    checkMpi(ctx,
+             MPI_Ireduce_scatter_block(send, out, mpiCount(ctx, block), type, reduction, g.comm,
+                                       &request),
+             "MPI_Ireduce_scatter_block");
+    waitAll(ctx, 1, &request, "MPI_Ireduce_scatter_block");
+  }
+  recordCollective(ctx, op, Collective::ReduceScatter, now() - start,
+                   static_cast<double>((g.size - 1) * block * size));
+}
+
+void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
+                        int64_t ndims, const int64_t *shape, int64_t split_dim, int64_t concat_dim,
+                        const void *in, void *out) {
+  checkDim(ctx, "all_to_all", ndims, split_dim);
+  checkDim(ctx, "all_to_all", ndims, concat_dim);
+  double start = now();
+  int64_t size = elementSize(ctx, dtype), local = product(shape, 0, ndims);
+  const Group &g = ctx->comms->get(*group);
+  int64_t n = g.size;
+  if (shape[split_dim] % n != 0)
+    internalError(ctx, format("all_to_all: split dim %lld of size %lld over %lld devices",
+                              static_cast<long long>(split_dim),
+                              static_cast<long long>(shape[split_dim]), static_cast<long long>(n)));
+  if (n == 1) {
+    std::memcpy(out, in, static_cast<size_t>(local * size));
+  } else {
+    // Each block has the operand's shape with split_dim divided by n.
+    std::vector<int64_t> blockShape(shape, shape + ndims);
+    blockShape[split_dim] /= n;
+    int64_t block = local / n;
+    int64_t splitOuter = product(shape, 0, split_dim);
+    int64_t splitPiece = blockShape[split_dim] * product(shape, split_dim + 1, ndims);
+    const char *send = static_cast<const char *>(in);
+    if (splitOuter > 1) { // block j = piece j of every outer row
+      char *packed = scratchBuffer(ctx, 0, local * size);
+      for (int64_t j = 0; j < n; ++j)
+        copyBlocks(packed + j * block * size, splitPiece * size, send + j * splitPiece * size,
+                   n * splitPiece * size, splitOuter, splitPiece * size);
+      send = packed;
+    }
+    int64_t concatOuter = product(blockShape.data(), 0, concat_dim);
+    int64_t concatPiece = product(blockShape.data(), concat_dim, ndims);
+    char *received =
+        concatOuter > 1 ? scratchBuffer(ctx, 1, local * size) : static_cast<char *>(out);
+    MPI_Request request;
+    checkMpi(ctx,
+             MPI_Ialltoall(send, mpiCount(ctx, block), mpiType(dtype), received,
+                           mpiCount(ctx, block), mpiType(dtype), g.comm, &request),
+             "MPI_Ialltoall");
+    waitAll(ctx, 1, &request, "MPI_Ialltoall");
+    // Sender k's block becomes piece k of every outer row along concat_dim.
+    for (int64_t k = 0; concatOuter > 1 && k < n; ++k)
+      copyBlocks(static_cast<char *>(out) + k * concatPiece * size, n * concatPiece * size,
+                 received + k * block * size, concatPiece * size, concatOuter, concatPiece * size);
+  }
+  recordCollective(ctx, op, Collective::AllToAll, now() - start,
+                   static_cast<double>((n - 1) * (local / n) * size));
+}
+
+void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
+                       int64_t ndims, const int64_t *shape, int64_t dim, const void *in,
+                       void *out) {
+  checkDim(ctx, "all_slice", ndims, dim);
+  double start = now();
+  int64_t size = elementSize(ctx, dtype);
+  GroupPlace place = placeInGroup(ctx, *group);
+  int64_t length = shape[dim], kept = ceilDiv(length, place.size);
+  int64_t first = std::min(place.index * kept, length), held = std::min(kept, length - first);
+  int64_t inner = product(shape, dim + 1, ndims) * size, outer = product(shape, 0, dim);
+  auto *dst = static_cast<char *>(out);
+  const auto *src = static_cast<const char *>(in);
+  for (int64_t o = 0; o < outer; ++o) {
+    std::memcpy(dst + o * kept * inner, src + (o * length + first) * inner,
+                static_cast<size_t>(held * inner));
+    std::memset(dst + (o * kept + held) * inner, 0, static_cast<size_t>((kept - held) * inner));
+  }
+  recordCollective(ctx, op, Collective::AllSlice, now() - start, 0);
+}
+
+} // extern "C"

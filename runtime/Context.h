@@ -1,0 +1,143 @@
+// The runtime's state (shardrt_context) and the helpers its files share:
+// error reporting, MPI return-code checks, element sizes and the per-rank
+// view of the program's meshes. Internal: generated code sees only shardrt.h.
+#pragma once
+
+#include "runtime/shardrt.h"
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace shardrt {
+
+/// The command line of an executable (--help lists it).
+struct Options {
+  std::vector<std::string> inputFiles; // per input; "" = not given
+  std::string outputDir;               // "" = print a summary
+  bool profile = false;
+  int64_t repeat = 1;
+};
+
+/// The collective kinds, for the profile's per-kind table.
+enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll, AllSlice, Permute, Count };
+const char *collectiveName(Collective kind);
+
+/// Per-op (and per collective kind) totals on this rank.
+struct OpStats {
+  int64_t calls = 0;
+  double seconds = 0;
+  double bytes = 0;      // bytes moved per device (the DESIGN.md cost model)
+  double startTime = -1; // of the op now running (shardrt_op_begin)
+};
+
+class Communicators;
+
+} // namespace shardrt
+
+struct shardrt_context {
+  const shardrt_program *program = nullptr;
+  std::string programName; // argv[0], for messages
+  int rank = 0;
+  int ranks = 1;
+  bool startedMpi = false;
+  shardrt::Options options;
+  /// positions[m]: this rank's position on mesh m (-1: not on it);
+  /// coords[m]: its row-major coordinates there.
+  std::vector<int64_t> positions;
+  std::vector<std::vector<int64_t>> coords;
+  std::unique_ptr<shardrt::Communicators> comms;
+  /// A private duplicate of MPI_COMM_WORLD for point-to-point permutes and
+  /// the runtime's own agreement steps.
+  MPI_Comm world = MPI_COMM_NULL;
+  /// NaN-propagating max and min for f32/f64 (MPI_MAX leaves NaN to chance).
+  MPI_Op floatMax = MPI_OP_NULL, floatMin = MPI_OP_NULL;
+  std::vector<shardrt::OpStats> opStats; // per op id
+  std::array<shardrt::OpStats, static_cast<size_t>(shardrt::Collective::Count)> collectiveStats;
+  std::vector<double> runSeconds; // per --repeat run
+  /// Grow-only buffers for packing around collectives (scratchBuffer()).
+  char *scratch[2] = {nullptr, nullptr};
+  int64_t scratchBytes[2] = {0, 0};
+};
+
+namespace shardrt {
+
+// Exit statuses (LANGUAGE.md section 8).
+constexpr int kExitBadData = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInternal = 3;
+
+/// Prints "PROG: rank R: error: MESSAGE" and ends every rank with `status`.
+[[noreturn]] void fail(shardrt_context *ctx, const std::string &message, int status = kExitBadData);
+/// fail() for a broken program description or a broken call from generated
+/// code: a compiler bug, not the user's.
+[[noreturn]] void internalError(shardrt_context *ctx, const std::string &message);
+/// Checks an MPI return code (the runtime sets MPI_ERRORS_RETURN).
+void checkMpi(shardrt_context *ctx, int code, const char *call);
+/// printf into a std::string.
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// Bytes per element of a dtype (i1: 1); 0 for an unknown one.
+int64_t dtypeSize(int64_t dtype);
+/// dtypeSize, with internalError on an unknown dtype.
+int64_t elementSize(shardrt_context *ctx, int64_t dtype);
+/// "f32", "i1", ...; the MPI datatype used to move its elements.
+const char *dtypeName(int64_t dtype);
+MPI_Datatype mpiType(int64_t dtype);
+
+/// Product of shape[begin, end).
+int64_t product(const int64_t *shape, int64_t begin, int64_t end);
+/// ceil(a / b) for a >= 0, b > 0.
+inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Mesh facts: device count, device id at a position.
+int64_t meshDevices(const shardrt_mesh &mesh);
+int64_t meshDeviceAt(const shardrt_mesh &mesh, int64_t position);
+/// The digit of mesh coordinate `coord` that `axis` covers, and the stride
+/// of that digit within the axis (n / (pre_size * size)).
+int64_t axisDigit(const shardrt_mesh &mesh, const shardrt_axis_ref &axis, int64_t coord);
+int64_t axisStride(const shardrt_mesh &mesh, const shardrt_axis_ref &axis);
+
+/// What is wrong with `count` axis refs of mesh `mesh` used together (one
+/// dim's sharding, or one collective's axes): index out of range, a piece
+/// that doesn't divide its axis, two pieces that overlap; "" when nothing.
+std::string axisRefsProblem(const shardrt_program &program, int64_t mesh,
+                            const shardrt_axis_ref *axes, int64_t count);
+
+/// Checks the program description (meshes, tensors, shardings) and the
+/// device mapping; internalError on anything a correct compiler never emits.
+void validateProgram(shardrt_context *ctx);
+
+/// Waits for `count` requests, yielding the core between polls: with more
+/// ranks than cores MPICH's blocking waits busy-poll and starve the rank
+/// that would make progress (DESIGN.md: 30-60 ms -> 55-90 us per collective).
+void waitAll(shardrt_context *ctx, int count, MPI_Request *requests, const char *call);
+
+/// The runtime's agreement step: every rank says whether it failed (with a
+/// message); if any did, the lowest failing rank prints its message and all
+/// ranks return true (the caller cleans up and calls exitAll). Collective.
+bool anyRankFailed(shardrt_context *ctx, const std::string &myError);
+/// Frees the runtime's MPI objects (communicators, ops) and scratch
+/// buffers; finalizes MPI when shardrt_init started it.
+void releaseContext(shardrt_context *ctx);
+/// Releases the context and exits every rank with `status` (all ranks call
+/// it; MPI is finalized even when the caller started it).
+[[noreturn]] void exitAll(shardrt_context *ctx, int status);
+
+/// Scratch buffer `slot` (0 or 1) of at least `bytes` bytes, reused
+/// between calls.
+char *scratchBuffer(shardrt_context *ctx, int slot, int64_t bytes);
+/// Adds one collective call to the profile (op -1: to its kind only).
+void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double seconds,
+                      double bytes);
+/// `count` as an MPI count (an int); fails on larger messages.
+int mpiCount(shardrt_context *ctx, int64_t count);
+
+/// Seconds since an arbitrary start (MPI_Wtime).
+inline double now() { return MPI_Wtime(); }
+
+} // namespace shardrt

@@ -1,0 +1,125 @@
+// Inputs: each rank reads only its own block of each .npy file, with
+// positioned reads (pread) of the block's contiguous runs, the padding left
+// zero. An input without --input gets the deterministic values of shardc's
+// interpreter (interp::randomTensor with seed 0), each rank computing only
+// its block's elements from their global indices.
+#include "runtime/Layout.h"
+#include "runtime/Npy.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace shardrt {
+namespace {
+
+uint64_t splitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// backend/interpreter/Random.cpp: randomBits(seed, index, stream).
+uint64_t randomBits(uint64_t seed, uint64_t index, uint64_t stream) {
+  return splitMix64(splitMix64(splitMix64(seed) ^ index) ^ stream);
+}
+
+/// interp::randomTensor(type, seed 0, input index): floats uniform in
+/// [-1, 1), integers in [-8, 8), i1 0 or 1.
+void fillRandom(const shardrt_tensor &t, int64_t inputIndex, const Block &block, char *buffer) {
+  uint64_t key = randomBits(0, static_cast<uint64_t>(inputIndex), 0x7061726d); // "parm"
+  forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t bits = randomBits(key, static_cast<uint64_t>(globalOffset + i), 0);
+      double unit = -1.0 + 2.0 * static_cast<double>(bits >> 11) * 0x1.0p-53;
+      int64_t small = static_cast<int64_t>(bits >> 60) - 8;
+      int64_t at = localOffset + i;
+      switch (t.dtype) {
+      case SHARDRT_F32:
+        reinterpret_cast<float *>(buffer)[at] = static_cast<float>(unit);
+        break;
+      case SHARDRT_F64:
+        reinterpret_cast<double *>(buffer)[at] = unit;
+        break;
+      case SHARDRT_I32:
+        reinterpret_cast<int32_t *>(buffer)[at] = static_cast<int32_t>(small);
+        break;
+      case SHARDRT_I64:
+        reinterpret_cast<int64_t *>(buffer)[at] = small;
+        break;
+      default:
+        buffer[at] = static_cast<char>(bits >> 63);
+      }
+    }
+  });
+}
+
+/// Reads this rank's block of `path`; returns "" or what went wrong.
+std::string readBlock(const std::string &path, const shardrt_tensor &t, const Block &block,
+                      char *buffer) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return format("cannot open: %s", std::strerror(errno));
+  struct stat info;
+  std::string error;
+  if (fstat(fd, &info) != 0)
+    error = format("cannot stat: %s", std::strerror(errno));
+  else if (!S_ISREG(info.st_mode))
+    error = "not a regular file";
+  int64_t dataOffset = error.empty() ? readNpyHeader(fd, info.st_size, t, error) : -1;
+  int64_t size = dtypeSize(t.dtype);
+  if (error.empty())
+    forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
+      char *out = buffer + localOffset * size;
+      int64_t offset = dataOffset + globalOffset * size, bytes = count * size;
+      while (bytes > 0 && error.empty()) {
+        ssize_t got = pread(fd, out, static_cast<size_t>(bytes), offset);
+        if (got < 0 && errno == EINTR)
+          continue;
+        if (got <= 0)
+          error = got < 0 ? format("read failed: %s", std::strerror(errno))
+                          : std::string("file shrank while being read");
+        else
+          out += got, offset += got, bytes -= got;
+      }
+    });
+  close(fd);
+  if (error.empty() && t.dtype == SHARDRT_I1) // NumPy bools are 0/1; be sure
+    for (int64_t i = 0; i < block.localElements(); ++i)
+      buffer[i] = buffer[i] != 0;
+  return error;
+}
+
+} // namespace
+} // namespace shardrt
+
+using namespace shardrt;
+
+extern "C" void *shardrt_read_input(shardrt_context *ctx, int64_t index) {
+  const shardrt_program &program = *ctx->program;
+  if (index < 0 || index >= program.num_inputs)
+    internalError(ctx, format("no input %lld", static_cast<long long>(index)));
+  const shardrt_tensor &t = program.inputs[index];
+  Block block = blockOf(ctx, t);
+  int64_t bytes = block.localElements() * elementSize(ctx, t.dtype);
+  auto *buffer = static_cast<char *>(shardrt_alloc(ctx, bytes));
+  std::memset(buffer, 0, static_cast<size_t>(bytes));
+  const std::string &path = ctx->options.inputFiles[index];
+  std::string error;
+  if (path.empty())
+    fillRandom(t, index, block, buffer);
+  else if (block.holds) {
+    error = readBlock(path, t, block, buffer);
+    if (!error.empty())
+      error = format("input \"%s\" - %s: %s", t.name, path.c_str(), error.c_str());
+  }
+  if (anyRankFailed(ctx, error)) {
+    shardrt_free(buffer);
+    exitAll(ctx, kExitBadData);
+  }
+  return buffer;
+}

@@ -1,0 +1,45 @@
+// Blocks of sharded tensors (Layout.h).
+#include "runtime/Layout.h"
+
+#include <algorithm>
+
+namespace shardrt {
+
+Block blockOf(const shardrt_context *ctx, const shardrt_tensor &tensor) {
+  const shardrt_mesh &mesh = ctx->program->meshes[tensor.mesh];
+  int64_t position = ctx->positions[tensor.mesh];
+  const std::vector<int64_t> &coords = ctx->coords[tensor.mesh];
+  Block block;
+  block.holds = position >= 0;
+  std::vector<int64_t> uncovered = coords;
+  const shardrt_axis_ref *axis = tensor.dim_axes;
+  for (int64_t d = 0; d < tensor.ndims; ++d) {
+    int64_t shards = 1, index = 0;
+    for (int64_t i = 0; i < tensor.dim_num_axes[d]; ++i, ++axis) {
+      shards *= axis->size;
+      if (!block.holds)
+        continue;
+      int64_t digit = axisDigit(mesh, *axis, coords[axis->axis]);
+      index = index * axis->size + digit;
+      uncovered[axis->axis] -= digit * axisStride(mesh, *axis);
+    }
+    int64_t size = tensor.shape[d], local = ceilDiv(size, shards);
+    int64_t start = std::min(index * local, size);
+    block.global.push_back(size);
+    block.local.push_back(local);
+    block.start.push_back(start);
+    block.extent.push_back(block.holds ? std::min(local, size - start) : 0);
+  }
+  bool emptyMesh = mesh.num_axes == 0 && !mesh.device_ids;
+  block.writes = block.holds && (emptyMesh ? ctx->rank == 0
+                                           : std::all_of(uncovered.begin(), uncovered.end(),
+                                                         [](int64_t c) { return c == 0; }));
+  return block;
+}
+
+} // namespace shardrt
+
+extern "C" int64_t shardrt_local_elements(const shardrt_context *ctx,
+                                          const shardrt_tensor *tensor) {
+  return shardrt::blockOf(ctx, *tensor).localElements();
+}

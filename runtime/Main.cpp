@@ -1,0 +1,27 @@
+// shardrt_main: the whole life of a generated executable, in order.
+#include "runtime/Context.h"
+
+#include <vector>
+
+extern "C" int shardrt_main(const shardrt_program *program, shardrt_kernel kernel, int argc,
+                            char **argv) {
+  shardrt_context *ctx = shardrt_init(program, argc, argv);
+  std::vector<void *> inputs, outputs;
+  for (int64_t i = 0; i < program->num_inputs; ++i)
+    inputs.push_back(shardrt_read_input(ctx, i));
+  for (int64_t i = 0; i < program->num_outputs; ++i)
+    outputs.push_back(shardrt_alloc_output(ctx, i));
+  for (int64_t run = 0; run < shardrt_repeat_count(ctx); ++run) {
+    double start = shardrt::now();
+    kernel(ctx, inputs.data(), outputs.data());
+    ctx->runSeconds.push_back(shardrt::now() - start);
+  }
+  shardrt_write_outputs(ctx, outputs.data());
+  shardrt_print_profile(ctx);
+  for (void *buffer : inputs)
+    shardrt_free(buffer);
+  for (void *buffer : outputs)
+    shardrt_free(buffer);
+  shardrt_finalize(ctx);
+  return 0;
+}

@@ -1,0 +1,154 @@
+// shardrt_init and shardrt_finalize: MPI, the command line, the rank count,
+// and where this rank sits on every mesh.
+#include "runtime/CommandLine.h"
+#include "runtime/Communicators.h"
+#include "runtime/Outputs.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace shardrt {
+namespace {
+
+/// MPI_MAX/MPI_MIN on floats return whichever operand the comparison picks,
+/// so a NaN may vanish; these keep it (SPMD_CONTRACT.md: NaN wins).
+template <typename T, bool isMax> void reduceKeepingNan(T *in, T *inout, int count) {
+  for (int i = 0; i < count; ++i) {
+    T a = in[i], b = inout[i];
+    if (std::isnan(a) || std::isnan(b))
+      inout[i] = NAN;
+    else
+      inout[i] = isMax ? (a > b ? a : b) : (a < b ? a : b);
+  }
+}
+
+template <bool isMax> void floatReduction(void *in, void *inout, int *count, MPI_Datatype *type) {
+  if (*type == MPI_DOUBLE)
+    reduceKeepingNan<double, isMax>(static_cast<double *>(in), static_cast<double *>(inout),
+                                    *count);
+  else
+    reduceKeepingNan<float, isMax>(static_cast<float *>(in), static_cast<float *>(inout), *count);
+}
+
+/// Row-major coordinates of `position` on `mesh`.
+std::vector<int64_t> coordinatesOf(const shardrt_mesh &mesh, int64_t position) {
+  std::vector<int64_t> coords(static_cast<size_t>(mesh.num_axes));
+  for (int64_t a = mesh.num_axes - 1; a >= 0; --a) {
+    coords[a] = position % mesh.axis_sizes[a];
+    position /= mesh.axis_sizes[a];
+  }
+  return coords;
+}
+
+void placeOnMeshes(shardrt_context *ctx) {
+  const shardrt_program &program = *ctx->program;
+  for (int64_t m = 0; m < program.num_meshes; ++m) {
+    const shardrt_mesh &mesh = program.meshes[m];
+    int64_t position = -1;
+    if (mesh.num_axes == 0 && !mesh.device_ids)
+      position = 0; // the empty mesh: every device holds the whole value
+    for (int64_t p = 0; position < 0 && p < meshDevices(mesh); ++p)
+      if (meshDeviceAt(mesh, p) == ctx->rank)
+        position = p;
+    ctx->positions.push_back(position);
+    ctx->coords.push_back(position < 0 ? std::vector<int64_t>() : coordinatesOf(mesh, position));
+  }
+}
+
+std::string wrongRankCountMessage(const shardrt_context *ctx) {
+  long long devices = static_cast<long long>(ctx->program->num_devices);
+  const char *name = ctx->programName.c_str();
+  std::string message = format("this program runs on %lld devices, one MPI rank each, but it was "
+                               "started on %d rank%s: run `mpirun -n %lld %s`",
+                               devices, ctx->ranks, ctx->ranks == 1 ? "" : "s", devices, name);
+  // Open MPI's launcher starts MPICH programs as unrelated singletons.
+  if (ctx->ranks == 1 && std::getenv("OMPI_COMM_WORLD_SIZE"))
+    message += format(" (this mpirun is Open MPI's; the program uses MPICH: run "
+                      "`mpiexec.mpich -n %lld %s`)",
+                      devices, name);
+  return message;
+}
+
+} // namespace
+
+void releaseContext(shardrt_context *ctx) {
+  ctx->comms.reset();
+  if (ctx->floatMax != MPI_OP_NULL)
+    MPI_Op_free(&ctx->floatMax);
+  if (ctx->floatMin != MPI_OP_NULL)
+    MPI_Op_free(&ctx->floatMin);
+  if (ctx->world != MPI_COMM_NULL)
+    MPI_Comm_free(&ctx->world);
+  for (int slot = 0; slot < 2; ++slot) {
+    shardrt_free(ctx->scratch[slot]);
+    ctx->scratch[slot] = nullptr;
+    ctx->scratchBytes[slot] = 0;
+  }
+  if (ctx->startedMpi) {
+    ctx->startedMpi = false;
+    MPI_Finalize();
+  }
+}
+
+} // namespace shardrt
+
+using namespace shardrt;
+
+extern "C" {
+
+shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **argv) {
+  auto *ctx = new shardrt_context;
+  ctx->program = program;
+  ctx->programName = argc > 0 && argv[0] ? argv[0] : "program";
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
+      std::fprintf(stderr, "%s: error: MPI_Init failed\n", ctx->programName.c_str());
+      std::exit(kExitBadData);
+    }
+    ctx->startedMpi = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ctx->ranks);
+  validateProgram(ctx);
+
+  // Every rank parses the same argv and reaches the same verdict.
+  ParsedCommandLine parsed = parseCommandLine(*program, argc, argv);
+  if (!parsed.error.empty() || parsed.help) {
+    if (ctx->rank == 0 && parsed.help && parsed.error.empty())
+      std::fputs(helpText(*program, ctx->programName).c_str(), stdout);
+    else if (ctx->rank == 0)
+      std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for the options\n",
+                   ctx->programName.c_str(), parsed.error.c_str(), ctx->programName.c_str());
+    exitAll(ctx, parsed.error.empty() ? 0 : kExitUsage);
+  }
+  ctx->options = parsed.options;
+  if (ctx->ranks != program->num_devices) {
+    if (ctx->rank == 0)
+      std::fprintf(stderr, "%s: error: %s\n", ctx->programName.c_str(),
+                   wrongRankCountMessage(ctx).c_str());
+    exitAll(ctx, kExitBadData);
+  }
+
+  checkMpi(ctx, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->world), "MPI_Comm_dup");
+  placeOnMeshes(ctx);
+  ctx->comms = std::make_unique<Communicators>(ctx);
+  checkMpi(ctx, MPI_Op_create(floatReduction<true>, 1, &ctx->floatMax), "MPI_Op_create");
+  checkMpi(ctx, MPI_Op_create(floatReduction<false>, 1, &ctx->floatMin), "MPI_Op_create");
+  ctx->opStats.resize(static_cast<size_t>(program->num_ops));
+  if (!ctx->options.outputDir.empty())
+    checkOutputDir(ctx);
+  for (int64_t g = 0; g < program->num_groups; ++g)
+    ctx->comms->get(program->groups[g]);
+  return ctx;
+}
+
+void shardrt_finalize(shardrt_context *ctx) {
+  releaseContext(ctx);
+  delete ctx;
+}
+
+} // extern "C"
