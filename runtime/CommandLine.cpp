@@ -58,6 +58,30 @@ void parseInput(const shardrt_program &program, const std::string &value, Option
                  inputNames(program).c_str());
 }
 
+void parseSeed(const std::string &value, Options &options, std::string &error) {
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long seed = std::strtoull(value.c_str(), &end, 10);
+  if (value.empty() || value[0] == '-' || *end || errno)
+    error = format("--random-inputs %s - expected a non-negative integer seed", value.c_str());
+  options.randomInputs = true;
+  options.randomSeed = seed;
+}
+
+/// Every input needs --input or --random-inputs; names the first one missing.
+void checkEveryInputGiven(const shardrt_program &program, const Options &options,
+                          std::string &error) {
+  for (int64_t i = 0; i < program.num_inputs && !options.randomInputs; ++i) {
+    if (!options.inputFiles[i].empty())
+      continue;
+    const shardrt_tensor &t = program.inputs[i];
+    error = format("no value for input \"%s\" (%s): give --input %s=FILE.npy, or "
+                   "--random-inputs SEED",
+                   t.name, typeText(t).c_str(), t.name);
+    return;
+  }
+}
+
 void parseRepeat(const std::string &value, Options &options, std::string &error) {
   errno = 0;
   char *end = nullptr;
@@ -91,9 +115,14 @@ ParsedCommandLine parseCommandLine(const shardrt_program &program, int argc, cha
     } else if (optionValue(arg, "--repeat", argc, argv, i, value, error)) {
       if (error.empty())
         parseRepeat(value, options, error);
+    } else if (optionValue(arg, "--random-inputs", argc, argv, i, value, error)) {
+      if (error.empty())
+        parseSeed(value, options, error);
     } else
       error = format("unknown option '%s'", arg.c_str());
   }
+  if (error.empty() && !parsed.help)
+    checkEveryInputGiven(program, options, error);
   return parsed;
 }
 
@@ -107,8 +136,7 @@ std::string helpText(const shardrt_program &program, const std::string &name) {
   text += "meshes:\n";
   for (int64_t m = 0; m < program.num_meshes; ++m)
     text += format("  @%s = %s\n", program.meshes[m].name, meshText(program.meshes[m]).c_str());
-  text += "\ninputs (--input NAME=FILE.npy; an input not given is filled with shardc's\n"
-          "deterministic pseudo-random values, seed 0):\n";
+  text += "\ninputs (--input NAME=FILE.npy, or --random-inputs SEED):\n";
   for (int64_t i = 0; i < program.num_inputs; ++i) {
     const shardrt_tensor &t = program.inputs[i];
     text +=
@@ -123,6 +151,8 @@ std::string helpText(const shardrt_program &program, const std::string &name) {
   text += "\noptions:\n"
           "  --input NAME=FILE.npy  the value of input NAME (.npy: little-endian, C order);\n"
           "                         each rank reads only its own shard\n"
+          "  --random-inputs SEED   inputs without --input get the deterministic values of\n"
+          "                         `shardc --interpret --random-inputs SEED`\n"
           "  --output-dir DIR       write result0.npy, result1.npy, ... into DIR\n"
           "  --profile              print time per op and bytes and time per collective\n"
           "  --repeat K             run the computation K times (benchmarking)\n"

@@ -3,6 +3,7 @@
 #include "runtime/Context.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -41,8 +42,13 @@ void fail(shardrt_context *ctx, const std::string &message, int status) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized)
+  if (initialized && !finalized) {
+    // mpiexec forwards a rank's stderr through a pipe to its proxy; MPI_Abort
+    // kills the proxies at once, which can drop the message unread. Give
+    // them a moment to pass it on (this path ends the job anyway).
+    usleep(300 * 1000);
     MPI_Abort(MPI_COMM_WORLD, status);
+  }
   std::exit(status);
 }
 

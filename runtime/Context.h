@@ -18,6 +18,8 @@ namespace shardrt {
 /// The command line of an executable (--help lists it).
 struct Options {
   std::vector<std::string> inputFiles; // per input; "" = not given
+  bool randomInputs = false;           // --random-inputs SEED: inputs not given
+  uint64_t randomSeed = 0;             // get interp::randomTensor's values
   std::string outputDir;               // "" = print a summary
   bool profile = false;
   int64_t repeat = 1;

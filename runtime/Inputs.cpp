@@ -1,8 +1,8 @@
 // Inputs: each rank reads only its own block of each .npy file, with
 // positioned reads (pread) of the block's contiguous runs, the padding left
-// zero. An input without --input gets the deterministic values of shardc's
-// interpreter (interp::randomTensor with seed 0), each rank computing only
-// its block's elements from their global indices.
+// zero. With --random-inputs SEED an input without --input gets the values
+// of shardc's interpreter (interp::randomTensor(type, SEED, index)), each
+// rank computing only its block's elements from their global indices.
 #include "runtime/Layout.h"
 #include "runtime/Npy.h"
 
@@ -28,10 +28,11 @@ uint64_t randomBits(uint64_t seed, uint64_t index, uint64_t stream) {
   return splitMix64(splitMix64(splitMix64(seed) ^ index) ^ stream);
 }
 
-/// interp::randomTensor(type, seed 0, input index): floats uniform in
+/// interp::randomTensor(type, seed, input index): floats uniform in
 /// [-1, 1), integers in [-8, 8), i1 0 or 1.
-void fillRandom(const shardrt_tensor &t, int64_t inputIndex, const Block &block, char *buffer) {
-  uint64_t key = randomBits(0, static_cast<uint64_t>(inputIndex), 0x7061726d); // "parm"
+void fillRandom(const shardrt_tensor &t, uint64_t seed, int64_t inputIndex, const Block &block,
+                char *buffer) {
+  uint64_t key = randomBits(seed, static_cast<uint64_t>(inputIndex), 0x7061726d); // "parm"
   forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
       uint64_t bits = randomBits(key, static_cast<uint64_t>(globalOffset + i), 0);
@@ -111,7 +112,7 @@ extern "C" void *shardrt_read_input(shardrt_context *ctx, int64_t index) {
   const std::string &path = ctx->options.inputFiles[index];
   std::string error;
   if (path.empty())
-    fillRandom(t, index, block, buffer);
+    fillRandom(t, ctx->options.randomSeed, index, block, buffer);
   else if (block.holds) {
     error = readBlock(path, t, block, buffer);
     if (!error.empty())

@@ -123,7 +123,8 @@ int shardrt_main(const shardrt_program *program, shardrt_kernel kernel, int argc
 /* ---- the steps of shardrt_main, one by one -------------------------------- */
 
 /** Starts MPI (unless already started), parses the command line
- *  (--input NAME=FILE.npy, --output-dir DIR, --profile, --repeat K, --help),
+ *  (--input NAME=FILE.npy, --random-inputs SEED, --output-dir DIR, --profile,
+ *  --repeat K, --help),
  *  checks the rank count against program->num_devices and maps devices to
  *  ranks. Exits on --help (0), a bad command line (2), a wrong rank count (1). */
 shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **argv);
@@ -131,9 +132,9 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
 void shardrt_finalize(shardrt_context *ctx);
 
 /** The local shard of input `index`, freshly allocated (free with
- *  shardrt_free): read from its --input file, or, without one, the
- *  deterministic pseudo-random values of shardc's interpreter (seed 0,
- *  parameter index `index`). Collective: every rank calls it. */
+ *  shardrt_free): read from its --input file, or, without one, the values
+ *  of shardc's interpreter for --random-inputs SEED (interp::randomTensor
+ *  of the parameter's type, SEED and index `index`). Collective. */
 void *shardrt_read_input(shardrt_context *ctx, int64_t index);
 /** A zeroed buffer for the local shard of output `index`. */
 void *shardrt_alloc_output(shardrt_context *ctx, int64_t index);

@@ -5,7 +5,7 @@
 //      with its own reader and checks every element and header;
 //   2. a second program reads the files as inputs under other shardings and
 //      every rank checks its block, padding zero;
-//   3. inputs not given get the same values whatever their sharding.
+//   3. --random-inputs gives the same values whatever the sharding.
 // Usage: mpiexec -n N shard_io_test DIR
 #include "TestProgram.h"
 #include "TestTensors.h"
@@ -262,7 +262,7 @@ void readBack(const std::string &dir, int rank, int ranks, Checker &checker) {
   shardrt_finalize(ctx);
 }
 
-/// Step 3: an input not given, under two shardings, written out: same file.
+/// Step 3: --random-inputs, under two shardings, written out: same file.
 void randomInputs(const std::string &dir, int rank, int ranks, Checker &checker) {
   for (int variant = 0; variant < 2; ++variant) {
     Program program(ranks);
@@ -271,10 +271,10 @@ void randomInputs(const std::string &dir, int rank, int ranks, Checker &checker)
     t.name = "r";
     program.addInput(t);
     program.addOutput(t);
-    std::vector<std::string> words = {"shard_io_test", "--output-dir",
+    std::vector<std::string> words = {"shard_io_test", "--random-inputs", "0", "--output-dir",
                                       dir + "/random" + std::to_string(variant)};
     std::vector<char *> argv = arguments(words);
-    shardrt_context *ctx = shardrt_init(program.get(), 3, argv.data());
+    shardrt_context *ctx = shardrt_init(program.get(), static_cast<int>(words.size()), argv.data());
     const void *buffer = shardrt_read_input(ctx, 0);
     shardrt_write_outputs(ctx, &buffer);
     shardrt_free(const_cast<void *>(buffer));
