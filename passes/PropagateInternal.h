@@ -284,14 +284,14 @@ public:
   /// are new to it: each came through the factor of its dim that holds it,
   /// and has the origin it has on that factor's source tensor.
   void recordPropagated(const EdgeVisit &visit, size_t t, const std::vector<DimSharding> &dims,
-                        int64_t round);
+                        int64_t round, const Mesh &mesh);
   /// Hands the table over, keyed by value and function result.
   void exportTo(ShardingOrigins &out, const std::map<const Storage *, const Value *> &values,
                 const std::map<const Storage *, const ResultSpec *> &results) const;
 
 private:
-  AxisOrigin originOf(const EdgeVisit &visit, size_t t, size_t d, const std::string &axisName,
-                      int64_t round) const;
+  AxisOrigin originOf(const EdgeVisit &visit, size_t t, size_t d, const AxisRef &axis,
+                      int64_t round, const Mesh &mesh) const;
 
   std::map<const Storage *, std::vector<DimOrigins>> table_;
 };

@@ -27,11 +27,22 @@ struct AxisOrigin {
   /// False when the axis was written on this tensor, true when propagation
   /// brought it here.
   bool propagated = false;
+  /// The axis or sub-axis itself, as it is on this dim.
+  AxisRef axis;
 };
 
-/// Per dimension: full axis name (a sub-axis "x":(2)2 is recorded under "x")
-/// to its origin.
+/// Per dimension: the exact axis or sub-axis (originKey) to its origin. Two
+/// sub-axes of one axis on one dim can come from different annotations, so
+/// each has its own entry.
 using DimOrigins = std::map<std::string, AxisOrigin>;
+
+/// The key of `axis` in DimOrigins: a full axis by its name (`x`), a
+/// sub-axis with its range (`x:(2)2`).
+inline std::string originKey(const AxisRef &axis) {
+  if (!axis.isSubAxis())
+    return axis.name;
+  return axis.name + ":(" + std::to_string(axis.preSize) + ")" + std::to_string(axis.size);
+}
 
 /// The origins of every sharded value and function result after propagation.
 struct ShardingOrigins {

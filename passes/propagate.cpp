@@ -307,7 +307,7 @@ private:
     }
     if (changed) {
       if (origins_)
-        recorder_.recordPropagated(visit, t, next.dims, round_);
+        recorder_.recordPropagated(visit, t, next.dims, round_, mesh);
       s = std::move(next);
       changedAt_[visit.slots[t]->id] = ++clock_;
     }

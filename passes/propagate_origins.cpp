@@ -7,7 +7,9 @@
 // tensor (the largest tensor that already had the factor's axes): it takes
 // the Loc recorded there, and the round in which it arrived. Example: in
 // `%h = matmul %x, %w` with %x [{"x"}, {}] written on line 2, %h's "x" comes
-// through factor i from %x and points at line 2.
+// through factor i from %x and points at line 2. Origins are kept per exact
+// axis or sub-axis: after a reshape merges two dims, "x":(1)2 and "x":(4)2
+// on one dim can point at two different annotations.
 #include "passes/PropagateInternal.h"
 
 namespace shardc::propagation {
@@ -22,7 +24,7 @@ void OriginRecorder::recordWritten(const Storage *sharding) {
     const DimSharding &dim = s.dims[d];
     for (const AxisRef &a : dim.axes) {
       Loc loc = a.loc.known() ? a.loc : dim.loc.known() ? dim.loc : s.loc;
-      table[d][a.name] = AxisOrigin{loc, dim.priority.value_or(0), false};
+      table[d][originKey(a)] = AxisOrigin{loc, dim.priority.value_or(0), false, a};
     }
   }
 }
@@ -37,22 +39,43 @@ void OriginRecorder::markPropagated(const Storage *sharding) {
 }
 
 void OriginRecorder::recordPropagated(const EdgeVisit &visit, size_t t,
-                                      const std::vector<DimSharding> &dims, int64_t round) {
+                                      const std::vector<DimSharding> &dims, int64_t round,
+                                      const Mesh &mesh) {
   std::vector<DimOrigins> &table = table_[visit.slots[t]->sharding];
   table.resize(dims.size());
   for (size_t d = 0; d < dims.size(); ++d)
     for (const AxisRef &a : dims[d].axes)
-      if (!table[d].count(a.name))
-        table[d][a.name] = originOf(visit, t, d, a.name, round);
+      if (!table[d].count(originKey(a)))
+        table[d][originKey(a)] = originOf(visit, t, d, a, round, mesh);
 }
 
-AxisOrigin OriginRecorder::originOf(const EdgeVisit &visit, size_t t, size_t d,
-                                    const std::string &axisName, int64_t round) const {
-  AxisOrigin origin{visit.loc, round, true};
+namespace {
+
+/// The origin a source dim records for `axis`: its own entry, else that of a
+/// recorded axis that contains it (a sub-axis split off a written full axis),
+/// else that of the first recorded piece of it (sub-axes merged into it).
+const AxisOrigin *lookUp(const DimOrigins &dim, const AxisRef &axis, const Mesh &mesh) {
+  if (auto it = dim.find(originKey(axis)); it != dim.end())
+    return &it->second;
+  const AxisOrigin *piece = nullptr;
+  for (const auto &[key, origin] : dim) {
+    if (contains(origin.axis, axis, mesh))
+      return &origin;
+    if (!piece && contains(axis, origin.axis, mesh))
+      piece = &origin;
+  }
+  return piece;
+}
+
+} // namespace
+
+AxisOrigin OriginRecorder::originOf(const EdgeVisit &visit, size_t t, size_t d, const AxisRef &axis,
+                                    int64_t round, const Mesh &mesh) const {
+  AxisOrigin origin{visit.loc, round, true, axis};
   for (int f : (*visit.mappings[t])[d]) {
     bool holds = false;
     for (const AxisRef &a : visit.projection.tensors[t].factors[f].axes)
-      holds |= a.name == axisName;
+      holds |= overlaps(a, axis, mesh);
     int source = visit.update.source[f];
     if (!holds || source < 0)
       continue;
@@ -63,11 +86,9 @@ AxisOrigin OriginRecorder::originOf(const EdgeVisit &visit, size_t t, size_t d,
     const TensorFactors &sourceDims = *visit.mappings[source];
     for (size_t sd = 0; sd < sourceDims.size() && sd < it->second.size(); ++sd)
       for (int g : sourceDims[sd])
-        if (g == f) {
-          auto found = it->second[sd].find(axisName);
-          if (found != it->second[sd].end())
-            origin.loc = found->second.loc;
-        }
+        if (g == f)
+          if (const AxisOrigin *found = lookUp(it->second[sd], axis, mesh))
+            origin.loc = found->loc;
     break;
   }
   return origin;

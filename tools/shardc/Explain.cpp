@@ -63,7 +63,7 @@ private:
         if (written) {
           if (d >= written->size())
             continue;
-          auto it = (*written)[d].find(a.name);
+          auto it = (*written)[d].find(originKey(a));
           if (it == (*written)[d].end() || it->second.propagated)
             continue;
           annotations_.emplace(key(it->second.loc), what);
@@ -219,7 +219,7 @@ private:
       for (const AxisRef &a : sharding->dims[d].axes) {
         const AxisOrigin *origin = nullptr;
         if (dims && d < dims->size())
-          if (auto it = (*dims)[d].find(a.name); it != (*dims)[d].end())
+          if (auto it = (*dims)[d].find(originKey(a)); it != (*dims)[d].end())
             origin = &it->second;
         lines.emplace_back(fmt::format("dim {} {}", d, a.str()), originText(origin));
       }
