@@ -127,12 +127,14 @@ Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
   bool floats = operands[0]->holdsFloats();
   Tensor out(TensorType{outShape, operands[0]->dtype()});
   std::vector<int64_t> combined(labels.size());
+  // A plain copy: clang 14 cannot capture a structured binding in a lambda.
+  const size_t outputRank = output.size();
   forEachIndex(outShape, [&](const std::vector<int64_t> &outIndex, int64_t linear) {
     std::copy(outIndex.begin(), outIndex.end(), combined.begin());
     double fsum = 0;
     uint64_t isum = 0;
     forEachIndex(sumShape, [&](const std::vector<int64_t> &sumIndex, int64_t) {
-      std::copy(sumIndex.begin(), sumIndex.end(), combined.begin() + output.size());
+      std::copy(sumIndex.begin(), sumIndex.end(), combined.begin() + outputRank);
       double fprod = 1;
       uint64_t iprod = 1;
       for (size_t i = 0; i < operands.size(); ++i) {
