@@ -146,7 +146,7 @@ private:
       for (const AxisRef &a : sharding->dims[d].axes) {
         const AxisOrigin *origin = nullptr;
         if (dims && d < dims->size())
-          if (auto it = (*dims)[d].find(a.name); it != (*dims)[d].end())
+          if (auto it = (*dims)[d].find(originKey(a)); it != (*dims)[d].end())
             origin = &it->second;
         origins += fmt::format("- dim {} {}: {}\n", d, a.str(), originText(origin));
       }

@@ -23,7 +23,7 @@ bool allPropagated(const Sharding &sharding, const std::vector<DimOrigins> *dims
       anyAxis = true;
       if (!dims || d >= dims->size())
         return false;
-      auto it = (*dims)[d].find(a.name);
+      auto it = (*dims)[d].find(originKey(a));
       if (it == (*dims)[d].end() || !it->second.propagated)
         return false;
     }
