@@ -28,6 +28,16 @@ const std::vector<PassInfo> &allPasses() {
        "replicated; open dims, ambiguous and illegal results are errors whose "
        "notes give the out_sharding or reshard that resolves them",
        inferExplicitShardings, "propagate-shardings"},
+      {"export", "close every sharding before partitioning",
+       "open dims closed, priorities dropped, values without a sharding replicated "
+       "on the program's only mesh",
+       exportShardings},
+      {"partition", "rewrite into the per-device (SPMD) program",
+       "per mesh run a manual_computation over all axes: local padded shapes, "
+       "collectives from the reshard planner (least bytes per device), partial "
+       "sums reduced by all_reduce or reduce_scatter, padding masked before "
+       "reductions and contractions",
+       static_cast<PassFn>(partitionModule)},
   };
   return passes;
 }

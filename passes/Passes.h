@@ -49,6 +49,21 @@ bool propagateShardings(Module &module, DiagnosticEngine &diags);
 /// error.
 bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
 
+/// export: closes every sharding (open dims closed, priorities dropped) and
+/// gives a value without one the replicated sharding of the program's only
+/// mesh, so that every value has exactly one layout for partitioning.
+bool exportShardings(Module &module, DiagnosticEngine &diags);
+
+struct CollectiveReport;
+/// partition: rewrites each function into its per-device (SPMD) form: one
+/// manual_computation over every axis per run of ops on one mesh, local
+/// (padded) shapes, the collectives the reshard planner chose, padding
+/// masks before reductions and contractions. A reshard across meshes stays
+/// a global op between runs. Records every collective in `report` when
+/// given. An op it cannot partition is an error naming the op and why.
+bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report);
+bool partitionModule(Module &module, DiagnosticEngine &diags);
+
 using PassFn = bool (*)(Module &, DiagnosticEngine &);
 
 struct PassInfo {

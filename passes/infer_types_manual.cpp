@@ -63,20 +63,11 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
       manualShardCounts(sharding, operand->type.rank(), ctx.module, manualAxes);
   if (!counts)
     return;
+  // A dim the manual shards don't divide is padded: ceil(D / n) per
+  // instance, zeros past D (the partitioner's per-device form relies on it).
   TensorType local = operand->type;
-  for (size_t d = 0; d < local.rank(); ++d) {
-    int64_t count = (*counts)[d];
-    if (local.shape[d] % count != 0) {
-      ctx.error(operandLoc(op, i),
-                fmt::format("manual_computation - operand {} dim {} isn't divisible "
-                            "by its manual shard count: {} vs {}",
-                            i, d, local.shape[d], count))
-          .note(sharding.dims[d].loc.known() ? sharding.dims[d].loc : sharding.loc,
-                fmt::format("dim {} is split {} ways by the manual axes here", d, count));
-      return;
-    }
-    local.shape[d] /= count;
-  }
+  for (size_t d = 0; d < local.rank(); ++d)
+    local.shape[d] = localDimSize(local.shape[d], (*counts)[d]);
   if (arg.type != local) {
     Loc loc = arg.writtenTypeLoc.known() ? arg.writtenTypeLoc : arg.loc;
     ctx.error(loc, fmt::format("manual_computation - body argument {} type doesn't "
@@ -158,6 +149,17 @@ void inferManualComputation(Op &op, InferContext &ctx) {
     TensorType global = local->type;
     for (size_t d = 0; d < global.rank(); ++d)
       global.shape[d] = saturatingMul(global.shape[d], (*counts)[d]);
+    // A written global type whose dims the shards split into the returned
+    // (padded) local dims is the type: the padding is dropped.
+    if (const auto &written = op.results[i]->writtenType;
+        written && written->dtype == global.dtype && written->rank() == global.rank()) {
+      bool padded = true;
+      for (size_t d = 0; d < global.rank(); ++d)
+        padded &= written->shape[d] >= 0 &&
+                  localDimSize(written->shape[d], (*counts)[d]) == local->type.shape[d];
+      if (padded)
+        global = *written;
+    }
     setResultType(*op.results[i], global, ctx);
   }
 }

@@ -51,11 +51,14 @@ public:
                         std::string where, DiagnosticEngine &diags)
       : sharding_(sharding), manual_(manual), where_(std::move(where)), diags_(diags) {}
 
-  bool run() {
+  /// `allManual`: every axis of the mesh is manual (the partitioner's
+  /// per-device form). Then no axis stays global, and a sub-axis only says
+  /// which block each instance holds, as in any sharding: allowed.
+  bool run(bool allManual) {
     for (size_t d = 0; d < sharding_.dims.size(); ++d)
       if (!checkManualFirst(d))
         return false;
-    return checkNoManualSubAxis();
+    return allManual || checkNoManualSubAxis();
   }
 
 private:
@@ -237,8 +240,9 @@ bool verifyManualComputation(const Op &op, const Module &module, const ManualSco
     return ok;
 
   // 3. Each valid in/out sharding against the manual axes.
+  const bool allManual = mesh && manual.size() == mesh->axes.size();
   for (const Side &side : sides)
-    if (side.ok && !ManualShardingChecker(*side.sharding, manual, side.where, diags).run())
+    if (side.ok && !ManualShardingChecker(*side.sharding, manual, side.where, diags).run(allManual))
       ok = false;
   return ok;
 }

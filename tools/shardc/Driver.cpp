@@ -83,13 +83,15 @@ int runDriver(const DriverOptions &options) {
     const SourceFile &file = files.emplace_back(name, std::move(chunk));
     DiagnosticEngine diags;
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
-    ShardingOrigins origins; // filled by propagation for --explain
+    ShardingOrigins origins;      // filled by propagation for --explain
+    CollectiveReport collectives; // filled by partition for --report=collectives
     CompileOptions compileOptions;
     // --simulate runs the partitioned (per-device) program.
     compileOptions.emit = options.simulate ? "spmd" : options.emit;
     compileOptions.explicitMode = options.explicitMode;
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
+    compileOptions.collectives = options.report.empty() ? nullptr : &collectives;
     std::unique_ptr<Module> module = compile(file, diags, compileOptions);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
@@ -119,8 +121,14 @@ int runDriver(const DriverOptions &options) {
         output.append(kSplitMarker).append("\n");
       output += explainModule(*module, options.explicitMode ? nullptr : &origins);
     }
+    if (module && !options.report.empty()) {
+      if (printed++ > 0)
+        output.append(kSplitMarker).append("\n");
+      output += renderCollectiveReport(collectives);
+    }
   }
-  if (failed || (options.emit.empty() && !options.visualize && !options.explain))
+  if (failed ||
+      (options.emit.empty() && !options.visualize && !options.explain && options.report.empty()))
     return failed ? 1 : 0;
 
   error = writeOutput(options.output, output);

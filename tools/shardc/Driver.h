@@ -22,6 +22,7 @@ struct DriverOptions {
   bool visualize = false;         ///< draw each sharded value's device blocks (--visualize)
   bool visualizeColor = false;    ///< ANSI colour in those pictures
   bool explain = false;           ///< where each axis came from (--explain, --debug-origins)
+  std::string report;             ///< "collectives": the table of inserted collectives
   size_t errorLimit = 20;         ///< errors reported per chunk; 0 = no limit
   bool interpret = false;         ///< run @main with the reference interpreter (--interpret)
   bool simulate = false;          ///< partition, then run the per-device program (--simulate)

@@ -22,10 +22,12 @@ struct EmitKind {
 };
 
 /// `--emit=ir` prints the checked program in canonical form; `--emit=sharded`
-/// prints it after propagation, every value with a closed sharding.
+/// prints it after propagation, every value with a closed sharding;
+/// `--emit=spmd` the per-device program after partitioning.
 const EmitKind kEmitKinds[] = {
     {"ir", "verify-shardings", printModule},
     {"sharded", "propagate-shardings", printModule},
+    {"spmd", "partition", printModule},
 };
 
 /// Every sharding a pass may write on a value or a function result, with
@@ -86,6 +88,8 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   if ((explicitMode && (options.emit.empty() || checkOnly)) || options.throughPropagation ||
       origins)
     lastStage = "propagate-shardings";
+  if (options.collectives)
+    lastStage = "partition";
 
   // 1. parse: text -> IR. A syntax error ends the run here (the parser has
   //    recovered and reported as many as it could). Name errors do not: the
@@ -106,9 +110,16 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
         if (alternative.explicitReplaces &&
             std::string_view(alternative.explicitReplaces) == pass.name)
           stage = &alternative;
+    // export and partition need a program without errors: they rewrite it.
+    const bool rewrites = stage->run == static_cast<PassFn>(exportShardings) ||
+                          stage->run == static_cast<PassFn>(partitionModule);
+    if (rewrites && diags.hasErrors())
+      break;
     // --explain: propagation also records where each axis came from.
     if (stage->run == static_cast<PassFn>(propagateShardings) && origins) {
       propagateShardings(*module, diags, origins);
+    } else if (stage->run == static_cast<PassFn>(partitionModule) && options.collectives) {
+      partitionModule(*module, diags, options.collectives);
     } else if (checkOnly && stage != &pass) {
       ShardingSnapshot checked = takeSnapshot(*module);
       stage->run(*module, diags);

@@ -5,6 +5,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/PartitionReport.h"
 #include "passes/ShardingOrigins.h"
 
 #include <memory>
@@ -35,6 +36,9 @@ struct CompileOptions {
   /// The language server: return the module even when a stage reported
   /// errors (hover and navigation on a file with mistakes).
   bool keepModuleOnError = false;
+  /// --report=collectives: run through partition and record there every
+  /// collective it inserts.
+  CollectiveReport *collectives = nullptr;
 };
 
 /// Runs the pipeline on one source buffer: parse, then every pass in the

@@ -81,6 +81,11 @@ int run(int argc, char **argv) {
       app.add_flag("--explain,--debug-origins", options.explain,
                    "after propagation, say where each axis of each value's sharding came from "
                    "(stdout or -o)");
+  CLI::Option *reportOpt =
+      app.add_option("--report", options.report,
+                     "after partitioning, print a table of every inserted collective: the op "
+                     "that caused it, kind, mesh axes, bytes per device (stdout or -o)")
+          ->check(CLI::IsMember({"collectives"}));
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
@@ -118,6 +123,8 @@ int run(int argc, char **argv) {
     interpretOpt->excludes(other), simulateOpt->excludes(other);
   interpretOpt->excludes(simulateOpt);
   verifyOnlyOpt->excludes(emitOpt)->excludes(verifyDiagsOpt);
+  reportOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
+  reportOpt->excludes(visualizeOpt)->excludes(explainOpt);
   visualizeOpt->excludes(verifyOnlyOpt)->excludes(emitOpt)->excludes(verifyDiagsOpt);
   explainOpt->excludes(verifyOnlyOpt)
       ->excludes(emitOpt)
@@ -132,7 +139,8 @@ int run(int argc, char **argv) {
     }
     if (app.count("FILE") == 0)
       throw CLI::RequiredError("FILE");
-    bool prints = !options.emit.empty() || options.visualize || options.explain;
+    bool prints =
+        !options.emit.empty() || options.visualize || options.explain || !options.report.empty();
     if (outputOpt->count() > 0 && !prints)
       throw CLI::ValidationError(
           "-o", "building an executable needs the backend, which this build does not have "

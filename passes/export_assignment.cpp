@@ -1,0 +1,183 @@
+// Export's per-op decision: which mesh axes shard each factor of an op's
+// sharding rule (ShardingRules.h), so that every operand and result has one
+// consistent layout for the op to run locally.
+//
+// 1. Project each operand's layout onto its factors (a dim over factors
+//    [f1, f2] gives its major axes to f1 until f1's size is used up,
+//    splitting an axis into sub-axes by gcd where needed), then each
+//    result's declared sharding. A factor takes the first non-empty
+//    projection whose axes no other factor uses yet (operands first: their
+//    data is already in place; the results' layouts follow from it).
+// 2. Factors that cannot be sharded for a local op stay empty: permutation
+//    factors (concat's dim, sliced and padded dims), reshape factors on one
+//    side only, and factors of multi-factor dims whose size the axes do not
+//    divide (padding would interleave).
+// Worked example: matmul [{"x"}, {"y"}] x [{"y"}, {}] -> [{"x"}, {}]:
+// i = x and k = y from the lhs, j = {} ; the result is computed partial over
+// y and reduced by the caller.
+#include "passes/PartitionInternal.h"
+
+#include <numeric>
+#include <optional>
+
+namespace shardc::partition {
+namespace {
+
+int64_t fullSize(const AxisRef &axis, const Mesh &mesh) {
+  const MeshAxis *a = mesh.findAxis(axis.name);
+  return a ? a->size : 1;
+}
+
+AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, int64_t full) {
+  if (pre == 1 && size == full)
+    return AxisRef{name, 0, 0, {}};
+  return AxisRef{name, pre, size, {}};
+}
+
+bool overlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  if (a.name != b.name)
+    return false;
+  int64_t n = fullSize(a, mesh);
+  return subaxis::overlaps(a.effectivePreSize(), a.effectiveSize(n), b.effectivePreSize(),
+                           b.effectiveSize(n));
+}
+
+/// Merges neighbouring pieces of one axis ("x":(1)2, "x":(2)2 -> "x").
+std::vector<AxisRef> mergeAxes(const std::vector<AxisRef> &axes, const Mesh &mesh) {
+  std::vector<AxisRef> out;
+  for (const AxisRef &axis : axes) {
+    int64_t n = fullSize(axis, mesh);
+    if (!out.empty() && out.back().name == axis.name) {
+      AxisRef &last = out.back();
+      int64_t lastPre = last.effectivePreSize(), lastSize = last.effectiveSize(n);
+      if (lastPre * lastSize == axis.effectivePreSize()) {
+        last = makeAxis(axis.name, lastPre, lastSize * axis.effectiveSize(n), n);
+        continue;
+      }
+    }
+    out.push_back(axis);
+  }
+  return out;
+}
+
+/// The axes of one dim split over its factors (sizes major to minor);
+/// nullopt when they do not split evenly.
+std::optional<std::vector<std::vector<AxisRef>>>
+project(const std::vector<AxisRef> &axes, const std::vector<int64_t> &sizes, const Mesh &mesh) {
+  if (sizes.empty())
+    return axes.empty() ? std::optional<std::vector<std::vector<AxisRef>>>(
+                              std::vector<std::vector<AxisRef>>{})
+                        : std::nullopt;
+  if (sizes.size() == 1)
+    return std::vector<std::vector<AxisRef>>{axes};
+  std::vector<std::vector<AxisRef>> out(sizes.size());
+  size_t f = 0;
+  int64_t room = sizes[0];
+  for (const AxisRef &axis : axes) {
+    int64_t n = fullSize(axis, mesh);
+    int64_t pre = axis.effectivePreSize(), size = axis.effectiveSize(n);
+    while (size > 1) {
+      while (f < sizes.size() && room == 1)
+        room = ++f < sizes.size() ? sizes[f] : 1;
+      if (f >= sizes.size())
+        return std::nullopt;
+      int64_t g = std::gcd(size, room);
+      if (g == 1)
+        return std::nullopt;
+      out[f].push_back(makeAxis(axis.name, pre, g, n));
+      pre *= g;
+      size /= g;
+      room /= g;
+      if (size > 1 && room > 1)
+        return std::nullopt;
+    }
+  }
+  for (auto &list : out)
+    list = mergeAxes(list, mesh);
+  return out;
+}
+
+} // namespace
+
+std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
+                                                const std::vector<const Sharding *> &operands,
+                                                const std::vector<const Sharding *> &results,
+                                                const Mesh &mesh) {
+  const size_t n = rule.numFactors();
+  std::vector<std::vector<AxisRef>> factorAxes(n);
+  std::vector<bool> decided(n, false), forbidden(n, false), inMultiDim(n, false);
+  std::vector<int> onOperand(n, 0), onResult(n, 0);
+  for (size_t f = 0; f < n; ++f)
+    forbidden[f] = rule.factorKinds[f] == FactorKind::Permutation ||
+                   rule.factorKinds[f] == FactorKind::NeedReplication;
+  auto scan = [&](const std::vector<TensorFactors> &tensors, std::vector<int> &count) {
+    for (const TensorFactors &tensor : tensors)
+      for (const DimFactors &dim : tensor) {
+        for (int f : dim) {
+          count[f]++;
+          inMultiDim[f] = inMultiDim[f] || dim.size() > 1;
+        }
+      }
+  };
+  scan(rule.operands, onOperand);
+  scan(rule.results, onResult);
+  if (op.kind == OpKind::Reshape)
+    for (size_t f = 0; f < n; ++f)
+      forbidden[f] = forbidden[f] || !onOperand[f] || !onResult[f];
+
+  std::vector<AxisRef> used;
+  auto take = [&](const TensorFactors &tensor, const Sharding *sharding) {
+    if (!sharding)
+      return;
+    for (size_t d = 0; d < tensor.size() && d < sharding->dims.size(); ++d) {
+      const DimFactors &dim = tensor[d];
+      std::vector<int64_t> sizes;
+      for (int f : dim)
+        sizes.push_back(rule.factorSizes[f]);
+      auto projected = project(sharding->dims[d].axes, sizes, mesh);
+      if (!projected)
+        continue;
+      for (size_t j = 0; j < dim.size(); ++j) {
+        int f = dim[j];
+        if (decided[f] || forbidden[f] || (*projected)[j].empty())
+          continue;
+        std::vector<AxisRef> prefix;
+        for (const AxisRef &axis : (*projected)[j]) {
+          bool clash = false;
+          for (const AxisRef &u : used)
+            clash = clash || overlap(axis, u, mesh);
+          if (clash)
+            break;
+          prefix.push_back(axis);
+        }
+        if (prefix.empty())
+          continue;
+        if (inMultiDim[f] && rule.factorSizes[f] % axesSize(prefix, mesh) != 0)
+          continue;
+        factorAxes[f] = prefix;
+        decided[f] = true;
+        used.insert(used.end(), prefix.begin(), prefix.end());
+      }
+    }
+  };
+  for (size_t i = 0; i < rule.operands.size() && i < operands.size(); ++i)
+    take(rule.operands[i], operands[i]);
+  for (size_t i = 0; i < rule.results.size() && i < results.size(); ++i)
+    take(rule.results[i], results[i]);
+  return factorAxes;
+}
+
+Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
+                             const std::vector<std::vector<AxisRef>> &factorAxes,
+                             const Mesh &mesh) {
+  Sharding s = Sharding::replicatedOn(meshName, factors.size());
+  for (size_t d = 0; d < factors.size(); ++d) {
+    std::vector<AxisRef> axes;
+    for (int f : factors[d])
+      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
+    s.dims[d].axes = mergeAxes(axes, mesh);
+  }
+  return s;
+}
+
+} // namespace shardc::partition
