@@ -97,6 +97,35 @@ project(const std::vector<AxisRef> &axes, const std::vector<int64_t> &sizes, con
   return out;
 }
 
+/// A dim made of several factors (reshape's `[i j]`) is sharded as one
+/// range of its elements: axes on a minor factor are only a block of the dim
+/// when every factor before it is split completely. E.g. 8x2 -> 16 with dim 1
+/// on "x": j = 2 on "x" would give device 0 elements {0, 2, 4, ...} of the 16,
+/// which no dim sharding describes; j is left unsharded (the operand is
+/// gathered) instead. Clearing a factor can break another dim's prefix, so
+/// repeat until nothing changes.
+void keepMajorFactorsFull(const ShardingRule &rule, std::vector<std::vector<AxisRef>> &factorAxes,
+                          const Mesh &mesh) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    auto check = [&](const std::vector<TensorFactors> &tensors) {
+      for (const TensorFactors &tensor : tensors)
+        for (const DimFactors &dim : tensor) {
+          bool majorFull = true;
+          for (int f : dim) {
+            if (!majorFull && !factorAxes[f].empty()) {
+              factorAxes[f].clear();
+              changed = true;
+            }
+            majorFull = majorFull && axesSize(factorAxes[f], mesh) == rule.factorSizes[f];
+          }
+        }
+    };
+    check(rule.operands);
+    check(rule.results);
+  }
+}
+
 } // namespace
 
 std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
@@ -164,6 +193,7 @@ std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule
     take(rule.operands[i], operands[i]);
   for (size_t i = 0; i < rule.results.size() && i < results.size(); ++i)
     take(rule.results[i], results[i]);
+  keepMajorFactorsFull(rule, factorAxes, mesh);
   return factorAxes;
 }
 
