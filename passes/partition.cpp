@@ -169,6 +169,58 @@ private:
     f_.body.ops.push_back(std::move(copy));
   }
 
+  /// Where `v` is first used among the ops [begin, end).
+  Loc usedAt(const Value *v, size_t begin, size_t end) const {
+    for (size_t i = begin; i < end; ++i)
+      for (size_t k = 0; k < old_[i]->operands.size(); ++k)
+        if (old_[i]->operands[k] == v)
+          return k < old_[i]->operandLocs.size() ? old_[i]->operandLocs[k] : old_[i]->loc;
+    return old_[begin]->loc;
+  }
+
+  /// A value used on another mesh than its own moves there, replicated
+  /// (shardings never cross meshes, so the user's op decides its layout on
+  /// that mesh): a global reshard, planned and reported like a written one.
+  Value *implicitReshard(const Value &in, const Mesh &target, Loc loc) {
+    ReshardRequest request;
+    request.type = in.type;
+    request.sourceMesh = &findMesh(in.sharding->meshName, loc);
+    request.source = *in.sharding;
+    request.targetMesh = &target;
+    request.target = Sharding::replicatedOn(target.name, in.type.rank());
+    ReshardPlan plan;
+    try {
+      plan = planReshard(request);
+    } catch (const std::invalid_argument &e) {
+      throw Unsupported(loc, std::string("cannot partition: implicit reshard: ") + e.what());
+    }
+    if (report_)
+      for (const ReshardStep &step : plan.steps)
+        report_->add(loc, step,
+                     fmt::format("%{} used on @{}: implicit reshard from @{}", in.name, target.name,
+                                 request.sourceMesh->name));
+    auto op = std::make_unique<Op>();
+    op->kind = OpKind::Reshard;
+    op->loc = loc;
+    op->operands = {global(&in)};
+    op->operandLocs = {loc};
+    Attribute attr;
+    attr.kind = Attribute::Kind::Sharding;
+    attr.shardings = {request.target};
+    op->attrs.push_back(NamedAttribute{"sharding", attr, {}});
+    auto result = std::make_unique<Value>();
+    result->name = names_.fresh(in.name + "_on_" + target.name);
+    result->type = in.type;
+    result->writtenType = in.type;
+    result->sharding = request.target;
+    result->loc = loc;
+    result->definingOp = op.get();
+    op->results.push_back(std::move(result));
+    Value *moved = op->result();
+    f_.body.ops.push_back(std::move(op));
+    return moved;
+  }
+
   std::unique_ptr<Value> newGlobal(const Value &old, Op *definingOp) {
     auto v = std::make_unique<Value>();
     v->name = old.name;
@@ -220,17 +272,19 @@ private:
       axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
     Body body{module_, mesh, *mc->body, names_, report_, {}};
     for (const Value *input : inputs) {
-      if (!input->sharding || input->sharding->meshName != meshName)
-        throw Unsupported(
-            first.loc, fmt::format("cannot partition: %{} is used on mesh @{} but lives on "
-                                   "{}; write a reshard",
-                                   input->name, meshName,
-                                   input->sharding ? "@" + input->sharding->meshName : "no mesh"));
-      Sharding s = *input->sharding;
+      if (!input->sharding)
+        throw Unsupported(first.loc,
+                          fmt::format("cannot partition: %{} is used on mesh @{} but lives on "
+                                      "no mesh; write a reshard",
+                                      input->name, meshName));
+      Value *operand = input->sharding->meshName == meshName
+                           ? global(input)
+                           : implicitReshard(*input, mesh, usedAt(input, begin, end));
+      Sharding s = *operand->sharding;
       for (DimSharding &d : s.dims)
         d.open = false, d.priority.reset();
       ins.shardings.push_back(s);
-      mc->operands.push_back(global(input));
+      mc->operands.push_back(operand);
       mc->operandLocs.push_back(first.loc);
       auto arg = std::make_unique<Value>();
       arg->name = names_.fresh(input->name + "_local");
