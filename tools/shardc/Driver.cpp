@@ -87,7 +87,9 @@ int runDriver(const DriverOptions &options) {
     CollectiveReport collectives; // filled by partition for --report=collectives
     CompileOptions compileOptions;
     // --simulate runs the partitioned (per-device) program.
-    compileOptions.emit = options.simulate ? "spmd" : options.emit;
+    // (Both sides string_view: a std::string temporary here would dangle.)
+    compileOptions.emit =
+        options.simulate ? std::string_view("spmd") : std::string_view(options.emit);
     compileOptions.explicitMode = options.explicitMode;
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
