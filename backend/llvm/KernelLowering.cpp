@@ -1,0 +1,122 @@
+// The building blocks every part of the backend emits with: element types,
+// addresses, loads and stores, loops, runtime declarations.
+#include "backend/llvm/Lowering.h"
+
+#include <stdexcept>
+
+namespace shardc::llvmgen {
+
+llvm::Value *KernelLowering::buffer(const Value *v) const {
+  auto it = buffers_.find(v);
+  if (it == buffers_.end())
+    throw std::logic_error("llvm backend: %" + v->name + " has no buffer");
+  return it->second;
+}
+
+void KernelLowering::setBuffer(const Value *v, llvm::Value *bufferPtr) { buffers_[v] = bufferPtr; }
+
+llvm::Type *KernelLowering::elementType(DType t) {
+  switch (t) {
+  case DType::F32:
+    return builder.getFloatTy();
+  case DType::F64:
+    return builder.getDoubleTy();
+  case DType::I32:
+    return builder.getInt32Ty();
+  case DType::I64:
+    return builder.getInt64Ty();
+  case DType::I1:
+    return builder.getInt1Ty();
+  }
+  throw std::logic_error("llvm backend: unknown dtype");
+}
+
+llvm::Type *KernelLowering::memoryType(DType t) {
+  return t == DType::I1 ? builder.getInt8Ty() : elementType(t);
+}
+
+llvm::Value *KernelLowering::i64(int64_t c) { return builder.getInt64(static_cast<uint64_t>(c)); }
+
+llvm::Value *KernelLowering::elementAddress(llvm::Value *buffer, DType t, llvm::Value *linear) {
+  llvm::Type *type = memoryType(t);
+  llvm::Value *typed = builder.CreateBitCast(buffer, type->getPointerTo());
+  return builder.CreateInBoundsGEP(type, typed, linear);
+}
+
+llvm::Value *KernelLowering::load(llvm::Value *buffer, DType t, llvm::Value *linear) {
+  llvm::Value *loaded = builder.CreateLoad(memoryType(t), elementAddress(buffer, t, linear));
+  if (t == DType::I1)
+    return builder.CreateICmpNE(loaded, builder.getInt8(0));
+  return loaded;
+}
+
+void KernelLowering::store(llvm::Value *buffer, DType t, llvm::Value *linear,
+                           llvm::Value *element) {
+  if (t == DType::I1)
+    element = builder.CreateZExt(element, builder.getInt8Ty());
+  builder.CreateStore(element, elementAddress(buffer, t, linear));
+}
+
+llvm::Value *KernelLowering::linearIndex(const std::vector<int64_t> &shape,
+                                         const std::vector<llvm::Value *> &index) {
+  llvm::Value *linear = i64(0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    linear = builder.CreateAdd(builder.CreateMul(linear, i64(shape[d]), "", /*HasNUW=*/true,
+                                                 /*HasNSW=*/true),
+                               index[d], "", true, true);
+  return linear;
+}
+
+void KernelLowering::emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body) {
+  llvm::Function *fn = builder.GetInsertBlock()->getParent();
+  llvm::BasicBlock *pre = builder.GetInsertBlock();
+  llvm::BasicBlock *header = llvm::BasicBlock::Create(context, "loop", fn);
+  llvm::BasicBlock *exit = llvm::BasicBlock::Create(context, "loop.end", fn);
+  // Guarded: a zero-trip loop never enters its body.
+  builder.CreateCondBr(builder.CreateICmpSGT(count, i64(0)), header, exit);
+  builder.SetInsertPoint(header);
+  llvm::PHINode *i = builder.CreatePHI(builder.getInt64Ty(), 2, "i");
+  i->addIncoming(i64(0), pre);
+  body(i);
+  llvm::Value *next = builder.CreateAdd(i, i64(1), "", true, true);
+  i->addIncoming(next, builder.GetInsertBlock());
+  builder.CreateCondBr(builder.CreateICmpSLT(next, count), header, exit);
+  builder.SetInsertPoint(exit);
+}
+
+void KernelLowering::emitLoopNest(
+    const std::vector<int64_t> &shape,
+    const std::function<void(const std::vector<llvm::Value *> &)> &body) {
+  std::vector<llvm::Value *> index;
+  std::function<void(size_t)> nest = [&](size_t dim) {
+    if (dim == shape.size()) {
+      body(index);
+      return;
+    }
+    emitLoop(i64(shape[dim]), [&](llvm::Value *i) {
+      index.push_back(i);
+      nest(dim + 1);
+      index.pop_back();
+    });
+  };
+  nest(0);
+}
+
+llvm::FunctionCallee KernelLowering::runtimeFunction(const std::string &name,
+                                                     llvm::FunctionType *type) {
+  return module.getOrInsertFunction(name, type);
+}
+
+int64_t KernelLowering::meshIndex(const Mesh *mesh) const {
+  auto it = meshIndices.find(mesh);
+  if (it == meshIndices.end())
+    throw std::logic_error("llvm backend: a mesh missing from the program description");
+  return it->second;
+}
+
+int64_t KernelLowering::opId(const Op &op) const {
+  auto it = opIds.find(&op);
+  return it == opIds.end() ? -1 : it->second;
+}
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,158 @@
+// The LLVM backend's shared lowering state (backend/llvm, library
+// shardc_llvm). It turns the per-device program that partitioning prints
+// (`--emit=spmd`, ../notes SPMD contract: @main = manual_computations over
+// all axes of one mesh each, plus global-level `reshard`s between meshes)
+// into one LLVM function, the kernel that shardrt_main runs
+// (runtime/shardrt.h: `void kernel(ctx, inputs, outputs)`).
+//
+// Who does what (one file group each; they meet only through this header):
+//   Codegen.cpp, Program*.cpp   the module: the shardrt_program constant,
+//                               main(), the kernel, block walk, buffers
+//                               (arena by liveness), collectives, cross-mesh
+//                               reshards, object file, link  [core]
+//   Elemental*.cpp, Fusion.cpp  every op computed element by element
+//                               (elementwise, convert, select, broadcast,
+//                               shape ops, iota, constant, random, reductions)
+//                               and the fusion plan                [elemental]
+//   Contraction*.cpp            matmul and einsum: cblas_{s,d}gemm for
+//                               floats, loops for integers       [contraction]
+//
+// Conventions every part follows:
+//   - A tensor in memory is a row-major buffer of its LOCAL (padded) type as
+//     written in the SPMD body; an `i8*` everywhere in the interfaces
+//     (LLVM 14 typed pointers), cast at the load or store. i1 is one byte,
+//     0 or 1, in memory and `i1` in registers.
+//   - Element values in registers: f32 -> float, f64 -> double, i32 -> i32,
+//     i64 -> i64, i1 -> i1. Integer arithmetic wraps; integer div/rem by 0
+//     gives 0; f32 computes in float (the interpreter's double rounding is
+//     within the tests' tolerance); float->int conversion: NaN -> 0, out of
+//     range saturates (llvm.fptosi.sat); max/min propagate NaN; round is
+//     half to even; conversion to i1 means "not zero". No poison or UB may be
+//     reachable from any input value.
+//   - Index values (loop variables, linear indices) are i64.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace shardc::llvmgen {
+
+/// Which values of a block live in memory. Everything else is computed
+/// inside the loop of the (single) consumer that reads it: a chain of
+/// elementwise, broadcast and shape ops becomes one loop with no
+/// temporaries. Decided by planFusion (Fusion.cpp, [elemental]).
+struct FusionPlan {
+  std::set<const Value *> materialized;
+  bool isMaterialized(const Value *v) const { return materialized.count(v) != 0; }
+};
+
+/// Materialized: block arguments, results of ops that are not elemental
+/// (contractions, collectives, reductions), values returned by the block,
+/// values read by a non-elemental op, values with more than one use, and
+/// values whose recomputation per element would be costly.
+FusionPlan planFusion(const Block &block);
+
+/// True for ops lowered element by element (Elemental*.cpp can compute any
+/// element of their result from its index): unary, binary, convert, select,
+/// broadcast, reshape, transpose, concat, slice, pad, constant, iota,
+/// random_*, reduce_* (a reduction's element loops over the reduced dims).
+bool isElementalOp(OpKind kind);
+
+class KernelLowering;
+
+/// Elemental lowering [elemental]: the value of element `index` (one i64 per
+/// dim of v's local type) of `v`, emitted at the builder's insertion point.
+/// Loads from v's buffer when v is materialized, otherwise recurses through
+/// v's defining op.
+llvm::Value *emitElement(KernelLowering &k, const Value *v,
+                         const std::vector<llvm::Value *> &index);
+
+/// Fills the buffer of materialized elemental value `v` (one loop nest over
+/// its local shape, innermost dim contiguous and vectorizable; a flat loop
+/// when every leaf is read at the same linear index).
+void emitElementalOp(KernelLowering &k, const Value *v);
+
+/// Contraction lowering [contraction]: fills the buffer of the result of a
+/// matmul or einsum op (its operands are materialized: planFusion keeps
+/// contraction operands in memory).
+void emitContraction(KernelLowering &k, const Op &op);
+
+/// The state of the kernel function being emitted [core].
+class KernelLowering {
+public:
+  llvm::LLVMContext &context;
+  llvm::Module &module;
+  llvm::IRBuilder<> &builder;
+  const shardc::Module &program;
+  llvm::Value *runtimeContext; // the shardrt_context* argument
+
+  KernelLowering(llvm::LLVMContext &context, llvm::Module &module, llvm::IRBuilder<> &builder,
+                 const shardc::Module &program, llvm::Value *runtimeContext)
+      : context(context), module(module), builder(builder), program(program),
+        runtimeContext(runtimeContext) {}
+
+  // ---- buffers ------------------------------------------------------------
+  /// The buffer (i8*) of a materialized value. [core] allocates it before
+  /// the op that defines it is lowered, and reuses its memory once the last
+  /// op that reads it has been lowered.
+  llvm::Value *buffer(const Value *v) const;
+  void setBuffer(const Value *v, llvm::Value *bufferPtr);
+  bool hasBuffer(const Value *v) const { return buffers_.count(v) != 0; }
+  /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
+  /// valid until the op is done: [core] frees it after the op.
+  llvm::Value *scratch(int64_t bytes);
+  const FusionPlan &fusion() const { return *fusion_; }
+  void setFusion(const FusionPlan *plan) { fusion_ = plan; }
+
+  // ---- types and addresses -----------------------------------------------
+  llvm::Type *elementType(DType t); // register type (i1 for I1)
+  llvm::Type *memoryType(DType t);  // in-memory type (i8 for I1)
+  llvm::Value *i64(int64_t c);      // an i64 constant
+  /// Address of element `linear` (i64) of a buffer of dtype `t`, typed as a
+  /// pointer to memoryType(t).
+  llvm::Value *elementAddress(llvm::Value *buffer, DType t, llvm::Value *linear);
+  llvm::Value *load(llvm::Value *buffer, DType t, llvm::Value *linear); // -> register type
+  void store(llvm::Value *buffer, DType t, llvm::Value *linear, llvm::Value *element);
+  /// Row-major linear index of `index` in `shape` (constants fold).
+  llvm::Value *linearIndex(const std::vector<int64_t> &shape,
+                           const std::vector<llvm::Value *> &index);
+
+  // ---- loops --------------------------------------------------------------
+  /// for i in [0, count): body(i). Leaves the builder after the loop. The loop
+  /// carries no metadata that blocks vectorization.
+  void emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body);
+  /// Nested loops over `shape` (outermost dim first); rank 0 runs body once.
+  void emitLoopNest(const std::vector<int64_t> &shape,
+                    const std::function<void(const std::vector<llvm::Value *> &)> &body);
+
+  // ---- calls --------------------------------------------------------------
+  /// A function of libshardrt, libm, libmvec or cblas, declared on first use.
+  llvm::FunctionCallee runtimeFunction(const std::string &name, llvm::FunctionType *type);
+  /// The index of `mesh` in the program description (shardrt_program.meshes)
+  /// and of the enclosing manual_computation's mesh while lowering its body.
+  int64_t meshIndex(const Mesh *mesh) const;
+  const Mesh *currentMesh() const { return currentMesh_; }
+  void setCurrentMesh(const Mesh *mesh) { currentMesh_ = mesh; }
+  /// The profile op id of `op` (an index into shardrt_program.op_names).
+  int64_t opId(const Op &op) const;
+
+  // Filled by [core] while it builds the program description.
+  std::map<const Mesh *, int64_t> meshIndices;
+  std::map<const Op *, int64_t> opIds;
+
+private:
+  std::map<const Value *, llvm::Value *> buffers_;
+  const FusionPlan *fusion_ = nullptr;
+  const Mesh *currentMesh_ = nullptr;
+};
+
+} // namespace shardc::llvmgen
