@@ -1,0 +1,41 @@
+// The LLVM backend's entry points, in the order the driver calls them:
+//   lowerProgram    the partitioned module -> an LLVM module with main()
+//   optimizeModule  LLVM's O3 pipeline for the target CPU (vector math
+//                   through libmvec)
+//   emitObjectFile  TargetMachine -> a relocatable object
+//   linkExecutable  the system C compiler links it with libshardrt, MPICH,
+//                   OpenBLAS and libmvec
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace llvm {
+class TargetMachine;
+}
+
+namespace shardc::llvmgen {
+
+/// A construct of the partitioned program the backend cannot lower: the
+/// driver reports it at `loc` and writes no output.
+struct CodegenError : std::runtime_error {
+  Loc loc;
+  CodegenError(Loc loc, const std::string &message) : std::runtime_error(message), loc(loc) {}
+};
+
+/// Lowers `spmd` (compile(..., {emit = "spmd"})) to an LLVM module holding
+/// the shardrt_program description, the kernel, and
+/// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`.
+/// `programName` is shown by the executable's --help and messages.
+/// Throws CodegenError.
+std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
+                                           const std::string &programName);
+
+} // namespace shardc::llvmgen
