@@ -1,0 +1,94 @@
+// Internals of the elemental lowering (Elemental*.cpp), shared by its per-op-
+// group files. Not part of the backend's interface (Lowering.h).
+//
+// Every emitter computes ONE element of its op's result at a position given
+// as an ElementIndex and returns it as a register value (Lowering.h's element
+// types). Operands are read through elementOf, which loads a materialized
+// value from its buffer and otherwise recurses into the operand's op: a fused
+// chain becomes one expression tree inside the consumer's loop.
+#pragma once
+
+#include "backend/llvm/Lowering.h"
+
+#include <optional>
+#include <vector>
+
+namespace shardc::llvmgen::elemental {
+
+/// A position in a tensor of `shape`: the per-dim index, the row-major
+/// linear index, or both. The missing form is computed on first use and
+/// kept, so it must be asked for at a point that dominates every later use
+/// (an emitter that opens a loop asks for what it needs before opening it).
+class ElementIndex {
+public:
+  ElementIndex(const std::vector<int64_t> &shape, std::vector<llvm::Value *> dims)
+      : shape_(shape), dims_(std::move(dims)) {}
+  /// A position known by its linear index (a flat loop, a reshape).
+  static ElementIndex fromLinear(const std::vector<int64_t> &shape, llvm::Value *linear);
+
+  const std::vector<int64_t> &shape() const { return shape_; }
+  /// The index along every dim (delinearized with constant divisions).
+  const std::vector<llvm::Value *> &dims(KernelLowering &k);
+  llvm::Value *dim(KernelLowering &k, size_t d) { return dims(k).at(d); }
+  llvm::Value *linear(KernelLowering &k);
+
+private:
+  std::vector<int64_t> shape_;
+  std::vector<llvm::Value *> dims_; // empty until known (rank > 0)
+  llvm::Value *linear_ = nullptr;
+  bool dimsKnown() const { return dims_.size() == shape_.size(); }
+};
+
+/// Element `index` of `v`: a load when v is materialized, else v's op
+/// computed at that position.
+llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index);
+/// Element `index` of the result of elemental op `op`, computed from its
+/// operands (never from its own buffer).
+llvm::Value *computeElement(KernelLowering &k, const Op &op, ElementIndex &index);
+
+// ---- per op group -----------------------------------------------------------
+
+/// Unary ops, convert, binary ops (numpy broadcasting) and select
+/// (ElementalArithmetic.cpp).
+llvm::Value *emitElementwise(KernelLowering &k, const Op &op, ElementIndex &index);
+/// reshape, transpose, broadcast, concat, slice, pad (ElementalShape.cpp).
+llvm::Value *emitShapeElement(KernelLowering &k, const Op &op, ElementIndex &index);
+/// constant, iota, random_uniform, random_normal (ElementalCreation.cpp).
+llvm::Value *emitCreationElement(KernelLowering &k, const Op &op, ElementIndex &index);
+/// reduce_sum/max/min/mean: a loop over the reduced dims
+/// (ElementalReduction.cpp).
+llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex &index);
+
+// ---- math (ElementalMath.cpp) -------------------------------------------------
+
+/// A call of the overloaded intrinsic `id` on `args` (their type selects it).
+llvm::Value *callIntrinsic(KernelLowering &k, llvm::Intrinsic::ID id,
+                           const std::vector<llvm::Value *> &args);
+/// tanh from exp: an odd polynomial near 0, (1 - e^-2|x|) / (1 + e^-2|x|)
+/// elsewhere, the sign copied back; branch-free so loops vectorize.
+llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x);
+/// 1 / (1 + exp(-x)).
+llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x);
+/// erf through libm (erf / erff).
+llvm::Value *emitErf(KernelLowering &k, llvm::Value *x);
+/// max / min that return NaN when either operand is NaN (numpy maximum).
+llvm::Value *emitFloatMax(KernelLowering &k, llvm::Value *a, llvm::Value *b, bool isMax);
+/// Integer power by squaring, wrapping; a negative exponent gives 0.
+llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *exponent);
+
+// ---- attributes ---------------------------------------------------------------
+
+/// The integer list attribute `name` of `op`; throws when missing.
+std::vector<int64_t> intListAttr(const Op &op, const char *name);
+/// The integer attribute `name`; throws when missing.
+int64_t intAttr(const Op &op, const char *name);
+/// A number attribute, or `fallback` when absent.
+double numberAttr(const Op &op, const char *name, double fallback);
+/// The lowering cannot handle `op` as written (a checked program never gets
+/// here): an internal error naming the op.
+[[noreturn]] void unsupported(const Op &op, const std::string &why);
+
+/// A constant of register type `type` (float or integer) with value `v`.
+llvm::Value *constantOf(llvm::Type *type, double v);
+
+} // namespace shardc::llvmgen::elemental

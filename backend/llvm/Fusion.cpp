@@ -1,0 +1,172 @@
+// The fusion plan (Lowering.h): which values of a block live in memory.
+// Every other value is computed inside the loop of its single consumer, so a
+// chain of elementwise, shape and creation ops becomes one loop with no
+// temporaries.
+//
+// Steps, in order:
+//   1. Materialize what others must find in memory: block arguments,
+//      returned values, operands and results of ops that are not elemental
+//      (contractions, collectives, manual_computation, sharding ops).
+//   2. Materialize values read by more than one use (they would otherwise be
+//      computed once per use) and the results of reductions (each of their
+//      elements is a loop). A value with no use is not computed at all.
+//   3. Walking the ops in order, materialize an operand that its consumer
+//      reads more than once per element (a broadcast, or a smaller operand
+//      of a numpy-broadcasting binary op) when recomputing it per read would
+//      repeat expensive work: a transcendental function, a random value, a
+//      division, or a long chain. Reading a load or a few adds again is
+//      cheaper than a round trip through memory, so those stay fused.
+//
+// Example: %s = reduce_sum %x {dims = [1]}; %e = exp %s;
+//          %b = broadcast %e {dims = [0]}; %r = mul %a, %b
+// %s is materialized (step 2); %b reads each element of %e 128 times, and %e
+// computes an exp, so %e is materialized (step 3); %b and %r fuse into the
+// loop that writes %r (returned, step 1).
+#include "backend/llvm/Lowering.h"
+
+#include <map>
+
+namespace shardc::llvmgen {
+
+bool isElementalOp(OpKind kind) {
+  switch (opInfo(kind).group) {
+  case OpGroup::Unary:
+  case OpGroup::Convert:
+  case OpGroup::Binary:
+  case OpGroup::Reduction:
+  case OpGroup::Shape:
+  case OpGroup::Creation:
+    return true;
+  default:
+    return false;
+  }
+}
+
+namespace {
+
+/// Ops whose element is costly enough that computing it more than once per
+/// result element is worse than storing it.
+bool isExpensiveOp(OpKind kind) {
+  switch (kind) {
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Tanh:
+  case OpKind::Sigmoid:
+  case OpKind::Sin:
+  case OpKind::Cos:
+  case OpKind::Erf:
+  case OpKind::Pow:
+  case OpKind::Sqrt:
+  case OpKind::Rsqrt:
+  case OpKind::Div:
+  case OpKind::Reciprocal:
+  case OpKind::RandomUniform:
+  case OpKind::RandomNormal:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceMean:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A fused chain longer than this is recomputed only once per element.
+constexpr int kCheapChainOps = 4;
+
+/// True when `consumer` reads some element of `operand` more than once: a
+/// broadcast, or an operand of a binary op (or select) smaller than its
+/// result. Every other elemental op reads each element at most once.
+bool readsRepeatedly(const Op &consumer, const Value &operand) {
+  if (consumer.kind != OpKind::Broadcast && opInfo(consumer.kind).group != OpGroup::Binary)
+    return false;
+  return operand.type.numElements() < consumer.result()->type.numElements();
+}
+
+class FusionPlanner {
+public:
+  explicit FusionPlanner(const Block &block) : block_(block) {}
+
+  FusionPlan plan() {
+    countUses();
+    materializeRequired();
+    materializeRecomputed();
+    return std::move(plan_);
+  }
+
+private:
+  const Block &block_;
+  FusionPlan plan_;
+  std::map<const Value *, int> uses_;
+  std::set<const Value *> defined_; // the block's arguments and op results
+
+  void materialize(const Value *v) { plan_.materialized.insert(v); }
+
+  void countUses() {
+    for (const auto &arg : block_.args)
+      defined_.insert(arg.get());
+    for (const auto &op : block_.ops)
+      for (const auto &result : op->results)
+        defined_.insert(result.get());
+    for (const auto &op : block_.ops)
+      for (const Value *operand : op->operands)
+        ++uses_[operand];
+    for (const Value *v : block_.returned)
+      ++uses_[v];
+  }
+
+  // Steps 1 and 2.
+  void materializeRequired() {
+    for (const auto &arg : block_.args)
+      materialize(arg.get());
+    for (const Value *v : block_.returned)
+      materialize(v);
+    for (const auto &op : block_.ops) {
+      bool elemental = isElementalOp(op->kind);
+      for (const Value *operand : op->operands)
+        if (!elemental || !defined_.count(operand) || !operand->definingOp ||
+            !isElementalOp(operand->definingOp->kind))
+          materialize(operand); // (a value of an enclosing block is read from memory)
+      for (const auto &result : op->results)
+        if (!elemental || opInfo(op->kind).group == OpGroup::Reduction || uses_[result.get()] > 1)
+          materialize(result.get());
+    }
+  }
+
+  /// The work of computing one element of a fused `v`: the ops of its tree
+  /// down to the materialized leaves; `expensive` when one of them is.
+  int chainCost(const Value *v, bool &expensive) const {
+    if (plan_.isMaterialized(v) || !v->definingOp)
+      return 0;
+    const Op &op = *v->definingOp;
+    expensive = expensive || isExpensiveOp(op.kind);
+    int cost = 1;
+    for (const Value *operand : op.operands)
+      cost += chainCost(operand, expensive);
+    return cost;
+  }
+
+  // Step 3. Program order: when a consumer is looked at, the chains below
+  // its operands are already final.
+  void materializeRecomputed() {
+    for (const auto &op : block_.ops) {
+      if (!isElementalOp(op->kind))
+        continue;
+      for (const Value *operand : op->operands) {
+        if (plan_.isMaterialized(operand) || !readsRepeatedly(*op, *operand))
+          continue;
+        bool expensive = false;
+        int cost = chainCost(operand, expensive);
+        if (expensive || cost > kCheapChainOps)
+          materialize(operand);
+      }
+    }
+  }
+};
+
+} // namespace
+
+FusionPlan planFusion(const Block &block) { return FusionPlanner(block).plan(); }
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,124 @@
+// Unit tests for the LLVM backend's fusion plan (backend/llvm/Fusion.cpp):
+// which values live in memory, and that a fused chain becomes one
+// vectorized loop with no temporary buffer.
+#include "LlvmElementalHarness.h"
+
+#include <llvm/Support/Host.h>
+
+#include <algorithm>
+
+using namespace shardc;
+using namespace shardc::testing;
+
+namespace {
+
+/// The names of the materialized values of @main, sorted.
+std::vector<std::string> materializedNames(const ElementalKernel &kernel) {
+  std::vector<std::string> names;
+  for (const Value *v : kernel.plan().materialized)
+    names.push_back(v->name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+size_t countOf(const std::string &text, const std::string &needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
+using Names = std::vector<std::string>;
+
+} // namespace
+
+TEST_CASE("fusion: an elementwise chain is one vectorized loop without temporaries", "[llvm]") {
+  ElementalKernel kernel(program("%a: tensor<4096xf32>, %b: tensor<4096xf32>, %c: tensor<4096xf32>",
+                                 "%m = mul %a, %b\n%s = add %m, %c\n%t = tanh %s\nreturn %t",
+                                 "tensor<4096xf32>"));
+  CHECK(materializedNames(kernel) == Names{"a", "b", "c", "t"});
+  checkAgainstInterpreter(kernel, kernel.randomArgs(9));
+  const std::string &ir = kernel.ir();
+  INFO(ir);
+  CHECK(countOf(ir, "vector.body:") == 1); // one loop, vectorized
+  CHECK(countOf(ir, "store <") == 1);      // writing only %t
+  CHECK(countOf(ir, "alloca") == 0);
+  llvm::StringMap<bool> features;
+  if (llvm::sys::getHostCPUFeatures(features) && features["avx2"]) {
+    CHECK(ir.find("fmul <8 x float>") != std::string::npos);
+    CHECK(ir.find("@_ZGVdN8v_expf(<8 x float>") != std::string::npos); // libmvec's exp
+  }
+}
+
+TEST_CASE("fusion: a broadcast row stays fused and the loop over rows vectorizes", "[llvm]") {
+  ElementalKernel kernel(program("%a: tensor<64x128xf32>, %b: tensor<128xf32>",
+                                 "%m = mul %a, %b\n%r = exp %m\nreturn %r", "tensor<64x128xf32>"));
+  CHECK(materializedNames(kernel) == Names{"a", "b", "r"});
+  checkAgainstInterpreter(kernel, kernel.randomArgs(4));
+  CHECK(countOf(kernel.ir(), "vector.body:") == 1);
+}
+
+TEST_CASE("fusion: values read twice, returned or dead", "[llvm]") {
+  ElementalKernel kernel(program("%a: tensor<8xf32>",
+                                 "%e = exp %a\n%dead = log %a\n%s = add %e, %e\n"
+                                 "%n = neg %s\n%r = mul %n, %e\nreturn %r, %n",
+                                 "(tensor<8xf32>, tensor<8xf32>)"));
+  // %e has three uses, %n is returned and used; %dead is never computed.
+  CHECK(materializedNames(kernel) == Names{"a", "e", "n", "r"});
+  checkAgainstInterpreter(kernel, kernel.randomArgs(2));
+}
+
+TEST_CASE("fusion: reductions are materialized, their operand chains fused", "[llvm]") {
+  ElementalKernel kernel(program("%a: tensor<16x32xf32>",
+                                 "%e = exp %a\n%s = reduce_sum %e {dims = [1]}\n"
+                                 "%l = log %s\nreturn %l",
+                                 "tensor<16xf32>"));
+  CHECK(materializedNames(kernel) == Names{"a", "l", "s"});
+  checkAgainstInterpreter(kernel, kernel.randomArgs(3), 1e-6, 1e-6);
+}
+
+TEST_CASE("fusion: an expensive chain is not recomputed per broadcast element", "[llvm]") {
+  // softmax: exp(max) would run 32 times per row if fused into the broadcast.
+  std::string softmax = program("%a: tensor<16x32xf32>",
+                                "%m = reduce_max %a {dims = [1]}\n"
+                                "%em = exp %m\n"
+                                "%b = broadcast %em {dims = [0]} : tensor<16x32xf32>\n"
+                                "%ea = exp %a\n"
+                                "%r = div %ea, %b\nreturn %r",
+                                "tensor<16x32xf32>");
+  ElementalKernel kernel(softmax);
+  CHECK(materializedNames(kernel) == Names{"a", "em", "m", "r"});
+  checkAgainstInterpreter(kernel, kernel.randomArgs(1));
+  // A cheap chain (a load and an add) is recomputed rather than stored.
+  ElementalKernel cheap(program("%a: tensor<16xf32>, %c: tensor<16x32xf32>",
+                                "%s = add %a, %a\n"
+                                "%b = broadcast %s {dims = [0]} : tensor<16x32xf32>\n"
+                                "%r = mul %b, %c\nreturn %r",
+                                "tensor<16x32xf32>"));
+  CHECK(materializedNames(cheap) == Names{"a", "c", "r"});
+  checkAgainstInterpreter(cheap, cheap.randomArgs(1));
+}
+
+TEST_CASE("fusion: operands and results of non-elemental ops are in memory", "[llvm]") {
+  std::string source = program("%a: tensor<4x8xf32>, %b: tensor<8x2xf32>",
+                               "%e = exp %a\n%m = matmul %e, %b\n%t = tanh %m\n"
+                               "%r = neg %t\nreturn %r",
+                               "tensor<4x2xf32>");
+  static std::deque<SourceFile> sources;
+  const SourceFile &file = sources.emplace_back("fusion.shd", source);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = compile(file, diags);
+  REQUIRE(module);
+  llvmgen::FusionPlan plan = llvmgen::planFusion(module->findFunction("main")->body);
+  std::vector<std::string> names;
+  for (const Value *v : plan.materialized)
+    names.push_back(v->name);
+  std::sort(names.begin(), names.end());
+  CHECK(names == Names{"a", "b", "e", "m", "r"});
+  CHECK(llvmgen::isElementalOp(OpKind::Tanh));
+  CHECK(llvmgen::isElementalOp(OpKind::ReduceMean));
+  CHECK(llvmgen::isElementalOp(OpKind::RandomNormal));
+  CHECK_FALSE(llvmgen::isElementalOp(OpKind::Matmul));
+  CHECK_FALSE(llvmgen::isElementalOp(OpKind::AllGather));
+  CHECK_FALSE(llvmgen::isElementalOp(OpKind::ManualComputation));
+}
