@@ -151,6 +151,8 @@ void emitElementalOp(KernelLowering &k, const Value *v) {
   llvm::Value *out = k.buffer(v);
   DType dtype = v->type.dtype;
   const std::vector<int64_t> &shape = v->type.shape;
+  if (opInfo(op.kind).group == OpGroup::Reduction && emitReductionByRows(k, v))
+    return;
   if (readsAtOwnLinearIndex(k, op)) {
     k.emitLoop(k.i64(v->type.numElements()), [&](llvm::Value *i) {
       ElementIndex at = ElementIndex::fromLinear(shape, i);

@@ -58,6 +58,11 @@ llvm::Value *emitCreationElement(KernelLowering &k, const Op &op, ElementIndex &
 /// reduce_sum/max/min/mean: a loop over the reduced dims
 /// (ElementalReduction.cpp).
 llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex &index);
+/// Fills the buffer of materialized reduction `v` by walking its operand in
+/// row-major order into per-position accumulators, when the operand's
+/// innermost dim is kept (so the element loop would read it with a stride).
+/// False, emitting nothing, when that does not apply.
+bool emitReductionByRows(KernelLowering &k, const Value *v);
 
 // ---- math (ElementalMath.cpp) -------------------------------------------------
 

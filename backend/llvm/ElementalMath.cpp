@@ -53,8 +53,8 @@ llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x) {
   // values (1 / (1 + e^-x) would give 0 once e^-x overflows).
   llvm::IRBuilder<> &b = k.builder;
   llvm::Type *type = x->getType();
-  llvm::Value *e = callIntrinsic(
-      k, llvm::Intrinsic::exp, {b.CreateFNeg(callIntrinsic(k, llvm::Intrinsic::fabs, {x}))});
+  llvm::Value *e = callIntrinsic(k, llvm::Intrinsic::exp,
+                                 {b.CreateFNeg(callIntrinsic(k, llvm::Intrinsic::fabs, {x}))});
   llvm::Value *numerator =
       b.CreateSelect(b.CreateFCmpOLT(x, constantOf(type, 0)), e, constantOf(type, 1));
   return b.CreateFDiv(numerator, b.CreateFAdd(constantOf(type, 1), e)); // NaN: e is NaN

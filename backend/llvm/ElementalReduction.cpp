@@ -5,6 +5,11 @@
 // accumulate in double (with `reassoc`, so the loop vectorizes) and round
 // once; integers wrap; max/min propagate NaN; an empty reduction gives the
 // identity (mean: NaN). reduce_mean of integers is their sum, as there.
+//
+// A materialized reduction that keeps its operand's innermost dim (column
+// sums, a bias gradient) would read that operand with a stride in the
+// element loop; emitReductionByRows instead walks the operand row by row
+// into a block of accumulators.
 #include "backend/llvm/ElementalInternal.h"
 
 #include <limits>
@@ -89,49 +94,61 @@ struct Reduction {
   }
 };
 
+/// What a reduce_* op does to its operand's dims, and how it accumulates.
+struct ReductionShape {
+  Reduction reduction;
+  std::vector<bool> reduced; // per operand dim
+  bool keepDims = false;
+  int64_t count = 1; // operand elements per result element
+};
+
+ReductionShape describeReduction(KernelLowering &k, const Op &op) {
+  const Value *x = op.operands[0];
+  ReductionShape r{{op.kind, x->type.dtype, nullptr}, std::vector<bool>(x->type.rank(), false)};
+  for (int64_t d : intListAttr(op, "dims")) {
+    if (d < 0 || d >= static_cast<int64_t>(x->type.rank()))
+      unsupported(op, "dims out of range");
+    r.reduced[d] = true;
+  }
+  const Attribute *keepAttr = op.attr("keep_dims");
+  r.keepDims = keepAttr && keepAttr->b;
+  for (size_t d = 0; d < x->type.rank(); ++d)
+    if (r.reduced[d])
+      r.count *= x->type.shape[d];
+  DType dtype = x->type.dtype;
+  if (isFloat(dtype))
+    r.reduction.accType = r.reduction.isMinMax() ? k.elementType(dtype) : k.builder.getDoubleTy();
+  else
+    r.reduction.accType = dtype == DType::I1 ? k.builder.getInt64Ty() : k.elementType(dtype);
+  return r;
+}
+
 } // namespace
 
 llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex &index) {
   const Value *x = op.operands[0];
   const std::vector<int64_t> &shape = x->type.shape;
-  std::vector<bool> reduced(shape.size(), false);
-  for (int64_t d : intListAttr(op, "dims")) {
-    if (d < 0 || d >= static_cast<int64_t>(shape.size()))
-      unsupported(op, "dims out of range");
-    reduced[d] = true;
-  }
-  const Attribute *keepAttr = op.attr("keep_dims");
-  bool keepDims = keepAttr && keepAttr->b;
-
-  Reduction reduction{op.kind, x->type.dtype, nullptr};
-  if (isFloat(reduction.dtype))
-    reduction.accType =
-        reduction.isMinMax() ? k.elementType(reduction.dtype) : k.builder.getDoubleTy();
-  else
-    reduction.accType =
-        reduction.dtype == DType::I1 ? k.builder.getInt64Ty() : k.elementType(reduction.dtype);
+  ReductionShape r = describeReduction(k, op);
 
   // The operand's index: kept dims from the result's index (read now, before
   // any loop opens), reduced dims from the loops.
   std::vector<llvm::Value *> dims(shape.size(), nullptr);
   std::vector<size_t> loopDims;
-  int64_t count = 1;
   for (size_t d = 0, out = 0; d < shape.size(); ++d) {
-    if (reduced[d]) {
+    if (r.reduced[d]) {
       loopDims.push_back(d);
-      count *= shape[d];
-      out += keepDims ? 1 : 0;
+      out += r.keepDims ? 1 : 0;
     } else {
       dims[d] = index.dim(k, out++);
     }
   }
-  if (count == 0)
-    return reduction.finish(k, reduction.identity(), 0);
+  if (r.count == 0)
+    return r.reduction.finish(k, r.reduction.identity(), 0);
 
   std::function<llvm::Value *(size_t, llvm::Value *)> nest = [&](size_t level, llvm::Value *acc) {
     if (level == loopDims.size()) {
       ElementIndex at(shape, dims);
-      return reduction.combine(k, acc, elementOf(k, x, at));
+      return r.reduction.combine(k, acc, elementOf(k, x, at));
     }
     size_t d = loopDims[level];
     return emitAccumulatingLoop(k, shape[d], acc, [&](llvm::Value *i, llvm::Value *inner) {
@@ -139,7 +156,85 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
       return nest(level + 1, inner);
     });
   };
-  return reduction.finish(k, nest(0, reduction.identity()), count);
+  return r.reduction.finish(k, nest(0, r.reduction.identity()), r.count);
+}
+
+bool emitReductionByRows(KernelLowering &k, const Value *v) {
+  const Op &op = *v->definingOp;
+  const Value *x = op.operands[0];
+  const std::vector<int64_t> &shape = x->type.shape;
+  size_t n = shape.size();
+  ReductionShape r = describeReduction(k, op);
+  if (n < 2 || r.reduced[n - 1] || shape[n - 1] < 2 || r.count == 0 || v->type.numElements() == 0)
+    return false;
+  llvm::IRBuilder<> &b = k.builder;
+  const Reduction &reduction = r.reduction;
+
+  // Accumulators for one block of the innermost dim, on the stack (the entry
+  // block, so they are allocated once).
+  const int64_t rowLength = shape[n - 1];
+  const int64_t block = rowLength <= 512 ? rowLength : 256;
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+  auto *accArray = llvm::ArrayType::get(reduction.accType, static_cast<uint64_t>(block));
+  llvm::Value *accumulators = entry.CreateAlloca(accArray, nullptr, "accumulators");
+  auto accAt = [&](llvm::Value *c) {
+    return b.CreateInBoundsGEP(accArray, accumulators, {k.i64(0), c});
+  };
+
+  std::vector<size_t> outerDims, reducedDims;
+  std::vector<int64_t> outerShape, reducedShape;
+  for (size_t d = 0; d + 1 < n; ++d) {
+    (r.reduced[d] ? reducedDims : outerDims).push_back(d);
+    (r.reduced[d] ? reducedShape : outerShape).push_back(shape[d]);
+  }
+  std::vector<llvm::Value *> dims(n, nullptr);
+  llvm::Value *out = k.buffer(v);
+
+  // One block [base, base + length) of a row: reset, accumulate over the
+  // reduced dims (the inner loop runs along the row: contiguous, and
+  // vectorizable since every position has its own accumulator), store.
+  auto reduceBlock = [&](llvm::Value *base, llvm::Value *length) {
+    k.emitLoop(length, [&](llvm::Value *c) { b.CreateStore(reduction.identity(), accAt(c)); });
+    k.emitLoopNest(reducedShape, [&](const std::vector<llvm::Value *> &index) {
+      for (size_t j = 0; j < reducedDims.size(); ++j)
+        dims[reducedDims[j]] = index[j];
+      k.emitLoop(length, [&](llvm::Value *c) {
+        dims[n - 1] = b.CreateAdd(base, c);
+        ElementIndex at(shape, dims);
+        llvm::Value *element = elementOf(k, x, at);
+        llvm::Value *acc = b.CreateLoad(reduction.accType, accAt(c));
+        b.CreateStore(reduction.combine(k, acc, element), accAt(c));
+      });
+    });
+    k.emitLoop(length, [&](llvm::Value *c) {
+      std::vector<llvm::Value *> outIndex;
+      for (size_t d = 0; d < n; ++d) {
+        if (!r.reduced[d])
+          outIndex.push_back(d + 1 == n ? b.CreateAdd(base, c) : dims[d]);
+        else if (r.keepDims)
+          outIndex.push_back(k.i64(0));
+      }
+      llvm::Value *acc = b.CreateLoad(reduction.accType, accAt(c));
+      k.store(out, v->type.dtype, k.linearIndex(v->type.shape, outIndex),
+              reduction.finish(k, acc, r.count));
+    });
+  };
+
+  k.emitLoopNest(outerShape, [&](const std::vector<llvm::Value *> &index) {
+    for (size_t j = 0; j < outerDims.size(); ++j)
+      dims[outerDims[j]] = index[j];
+    if (block == rowLength) {
+      reduceBlock(k.i64(0), k.i64(rowLength));
+      return;
+    }
+    k.emitLoop(k.i64((rowLength + block - 1) / block), [&](llvm::Value *q) {
+      llvm::Value *base = b.CreateMul(q, k.i64(block));
+      llvm::Value *rest = b.CreateSub(k.i64(rowLength), base);
+      reduceBlock(base, b.CreateSelect(b.CreateICmpSLT(rest, k.i64(block)), rest, k.i64(block)));
+    });
+  });
+  return true;
 }
 
 } // namespace shardc::llvmgen::elemental

@@ -11,11 +11,12 @@
 //      computed once per use) and the results of reductions (each of their
 //      elements is a loop). A value with no use is not computed at all.
 //   3. Walking the ops in order, materialize an operand that its consumer
-//      reads more than once per element (a broadcast, or a smaller operand
-//      of a numpy-broadcasting binary op) when recomputing it per read would
-//      repeat expensive work: a transcendental function, a random value, a
-//      division, or a long chain. Reading a load or a few adds again is
-//      cheaper than a round trip through memory, so those stay fused.
+//      computes more than once per element (a broadcast, a smaller operand
+//      of a numpy-broadcasting binary op, the operands of concat and pad:
+//      readsRepeatedly) when recomputing it would repeat expensive work: a
+//      transcendental function, a random value, a division, or a long
+//      arithmetic chain. Reading a load or a few adds again is cheaper than
+//      a round trip through memory, so those stay fused.
 //
 // Example: %s = reduce_sum %x {dims = [1]}; %e = exp %s;
 //          %b = broadcast %e {dims = [0]}; %r = mul %a, %b
@@ -75,13 +76,15 @@ bool isExpensiveOp(OpKind kind) {
 /// A fused chain longer than this is recomputed only once per element.
 constexpr int kCheapChainOps = 4;
 
-/// True when `consumer` reads some element of `operand` more than once: a
-/// broadcast, or an operand of a binary op (or select) smaller than its
-/// result. Every other elemental op reads each element at most once.
+/// True when `consumer` computes some element of `operand` more than once
+/// per use: a broadcast, a binary op (or select) reading a smaller operand
+/// at several positions, and concat and pad, which compute every candidate
+/// operand at a clamped position and select (ElementalShape.cpp), so a
+/// smaller operand is also computed for positions it does not supply.
 bool readsRepeatedly(const Op &consumer, const Value &operand) {
-  if (consumer.kind != OpKind::Broadcast && opInfo(consumer.kind).group != OpGroup::Binary)
-    return false;
-  return operand.type.numElements() < consumer.result()->type.numElements();
+  bool multiplies = consumer.kind == OpKind::Broadcast || consumer.kind == OpKind::Concat ||
+                    consumer.kind == OpKind::Pad || opInfo(consumer.kind).group == OpGroup::Binary;
+  return multiplies && operand.type.numElements() < consumer.result()->type.numElements();
 }
 
 class FusionPlanner {
@@ -134,14 +137,16 @@ private:
     }
   }
 
-  /// The work of computing one element of a fused `v`: the ops of its tree
-  /// down to the materialized leaves; `expensive` when one of them is.
+  /// The work of computing one element of a fused `v`: the arithmetic ops
+  /// of its tree down to the materialized leaves (shape ops only move
+  /// indices); `expensive` when one of them is.
   int chainCost(const Value *v, bool &expensive) const {
     if (plan_.isMaterialized(v) || !v->definingOp)
       return 0;
     const Op &op = *v->definingOp;
     expensive = expensive || isExpensiveOp(op.kind);
-    int cost = 1;
+    OpGroup group = opInfo(op.kind).group;
+    int cost = group == OpGroup::Unary || group == OpGroup::Binary || group == OpGroup::Convert;
     for (const Value *operand : op.operands)
       cost += chainCost(operand, expensive);
     return cost;
