@@ -86,10 +86,12 @@ int runDriver(const DriverOptions &options) {
     ShardingOrigins origins;      // filled by propagation for --explain
     CollectiveReport collectives; // filled by partition for --report=collectives
     CompileOptions compileOptions;
-    // --simulate runs the partitioned (per-device) program.
+    // --simulate runs the partitioned (per-device) program; an executable
+    // and --emit=llvm are compiled from it.
     // (Both sides string_view: a std::string temporary here would dangle.)
+    const bool lowers = options.buildExecutable || options.emit == "llvm";
     compileOptions.emit =
-        options.simulate ? std::string_view("spmd") : std::string_view(options.emit);
+        options.simulate || lowers ? std::string_view("spmd") : std::string_view(options.emit);
     compileOptions.explicitMode = options.explicitMode;
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
@@ -108,10 +110,21 @@ int runDriver(const DriverOptions &options) {
       failed |= !runProgram(*module, options.run, runDiags);
       reporter.report(runDiags.diagnostics());
     }
+    if (module && !failed && options.buildExecutable) {
+      DiagnosticEngine buildDiags;
+      failed |= !buildExecutable(*module, name, options.output, options.native, buildDiags);
+      reporter.report(buildDiags.diagnostics());
+    }
     if (module && !options.emit.empty()) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
-      output += emitModule(*module, options.emit);
+      if (options.emit != "llvm") {
+        output += emitModule(*module, options.emit);
+      } else if (!failed) {
+        DiagnosticEngine lowerDiags;
+        failed |= !emitLLVMText(*module, name, options.native, output, lowerDiags);
+        reporter.report(lowerDiags.diagnostics());
+      }
     }
     if (module && options.visualize) {
       if (printed++ > 0)

@@ -3,6 +3,7 @@
 // diagnostics, check expectations, write the output.
 #pragma once
 
+#include "tools/shardc/Executable.h"
 #include "tools/shardc/RunProgram.h"
 
 #include <cstddef>
@@ -27,6 +28,8 @@ struct DriverOptions {
   bool interpret = false;         ///< run @main with the reference interpreter (--interpret)
   bool simulate = false;          ///< partition, then run the per-device program (--simulate)
   RunOptions run;                 ///< inputs and outputs of --interpret / --simulate
+  bool buildExecutable = false;   ///< -o PROG with nothing to print: compile and link PROG
+  NativeOptions native;           ///< --target-cpu (executables and --emit=llvm)
 };
 
 /// Runs one invocation and returns its exit code: 0 when the program is

@@ -23,11 +23,14 @@ struct EmitKind {
 
 /// `--emit=ir` prints the checked program in canonical form; `--emit=sharded`
 /// prints it after propagation, every value with a closed sharding;
-/// `--emit=spmd` the per-device program after partitioning.
+/// `--emit=spmd` the per-device program after partitioning; `--emit=llvm`
+/// its LLVM IR, optimized (the driver prints that one).
 const EmitKind kEmitKinds[] = {
     {"ir", "verify-shardings", printModule},
     {"sharded", "propagate-shardings", printModule},
     {"spmd", "partition", printModule},
+    // The driver lowers the partitioned module itself (tools/shardc/Executable).
+    {"llvm", "partition", nullptr},
 };
 
 /// Every sharding a pass may write on a value or a function result, with

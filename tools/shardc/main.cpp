@@ -35,8 +35,9 @@ std::string passNames() {
 }
 
 std::string versionText() {
-  return fmt::format("shardc version {}\nbuild: {}\npipeline: {}; --emit={}", SHARDC_VERSION,
-                     SHARDC_BUILD_INFO, passNames(), fmt::join(shardc::emitKinds(), "|"));
+  return fmt::format("shardc version {}\nbuild: {}\npipeline: {}; --emit={}\n{}", SHARDC_VERSION,
+                     SHARDC_BUILD_INFO, passNames(), fmt::join(shardc::emitKinds(), "|"),
+                     shardc::runtimeLocationText());
 }
 
 void listPasses() {
@@ -73,7 +74,8 @@ int run(int argc, char **argv) {
                              ->check(CLI::IsMember(shardc::emitKinds()));
   CLI::Option *outputOpt =
       app.add_option("-o", options.output,
-                     "where --emit, --visualize or --explain writes ('-' = stdout, the default)");
+                     "the executable to build; with --emit, --visualize, --explain or --report: "
+                     "where they write ('-' = stdout, the default)");
   CLI::Option *visualizeOpt =
       app.add_flag("--visualize", options.visualize,
                    "draw which devices hold which block of each sharded value (stdout or -o)");
@@ -89,6 +91,11 @@ int run(int argc, char **argv) {
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
+  CLI::Option *targetCpuOpt =
+      app.add_option("--target-cpu", options.native.targetCpu,
+                     "the CPU generated code is tuned for and may use (an LLVM CPU name)")
+          ->check(shardc::checkTargetCpu)
+          ->capture_default_str();
   app.add_flag("--explicit", options.explicitMode,
                "JAX sharding in types: every sharding computed by its op's rule, no propagation");
   app.add_flag("--split-input-file", options.splitInputFile,
@@ -141,14 +148,19 @@ int run(int argc, char **argv) {
       throw CLI::RequiredError("FILE");
     bool prints =
         !options.emit.empty() || options.visualize || options.explain || !options.report.empty();
-    if (outputOpt->count() > 0 && !prints)
-      throw CLI::ValidationError(
-          "-o", "building an executable needs the backend, which this build does not have "
-                "yet; write --emit=ir -o FILE to print the checked program");
     bool runs = options.interpret || options.simulate;
-    if (!verifyOnly && !options.verifyDiagnostics && !prints && !runs)
-      throw CLI::ValidationError("nothing to do: give --verify-only, --emit=ir, --interpret or "
-                                 "--verify-diagnostics");
+    options.buildExecutable =
+        outputOpt->count() > 0 && !prints && !runs && !verifyOnly && !options.verifyDiagnostics;
+    if (options.buildExecutable && options.output == "-")
+      throw CLI::ValidationError("-o",
+                                 "an executable cannot be written to stdout: give a file name");
+    if (options.buildExecutable && options.splitInputFile)
+      throw CLI::ValidationError("--split-input-file", "an executable is built from one program");
+    if (targetCpuOpt->count() > 0 && !options.buildExecutable && options.emit != "llvm")
+      throw CLI::ValidationError("--target-cpu", "goes with -o PROG or --emit=llvm");
+    if (!verifyOnly && !options.verifyDiagnostics && !prints && !runs && !options.buildExecutable)
+      throw CLI::ValidationError("nothing to do: give -o PROG, --verify-only, --emit=ir, "
+                                 "--interpret or --verify-diagnostics");
     if (!runs &&
         (!options.run.inputs.empty() || !options.run.outputDir.empty() || options.run.randomSeed))
       throw CLI::ValidationError("--input, --output-dir and --random-inputs go with "

@@ -1,0 +1,131 @@
+// Finding libshardrt and linking with the system compiler.
+#include "backend/llvm/Link.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/Program.h>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace shardc::llvmgen {
+namespace {
+
+bool hasRuntime(const std::string &dir) { return llvm::sys::fs::exists(dir + "/libshardrt.a"); }
+
+/// The directory of the running shardc (resolved through symlinks).
+std::string executableDir() {
+  char path[4096];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0)
+    return "";
+  path[n] = '\0';
+  return llvm::sys::path::parent_path(path).str();
+}
+
+std::string trimmedFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return "";
+  std::string text = (*buffer)->getBuffer().str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.pop_back();
+  return text;
+}
+
+} // namespace
+
+std::optional<RuntimeLocation> findRuntime(std::string &error) {
+  if (const char *dir = std::getenv("SHARDC_RUNTIME_DIR"); dir && *dir) {
+    if (hasRuntime(dir))
+      return RuntimeLocation{dir, "$SHARDC_RUNTIME_DIR"};
+    error = std::string("$SHARDC_RUNTIME_DIR is ") + dir + ", which holds no libshardrt.a";
+    return std::nullopt;
+  }
+  const std::string exeDir = executableDir();
+  const std::string installed = exeDir + "/../lib/shardc";
+  if (!exeDir.empty() && hasRuntime(installed)) {
+    llvm::SmallString<256> real;
+    llvm::sys::fs::real_path(installed, real);
+    return RuntimeLocation{real.str().str(), "installed prefix"};
+  }
+  if (hasRuntime(SHARDC_BUILD_RUNTIME_DIR))
+    return RuntimeLocation{SHARDC_BUILD_RUNTIME_DIR, "build tree"};
+  error = "cannot find the runtime library libshardrt.a (looked in " + installed + " and " +
+          SHARDC_BUILD_RUNTIME_DIR + "; set SHARDC_RUNTIME_DIR to its directory)";
+  return std::nullopt;
+}
+
+std::vector<std::string> linkCommand(const std::string &object, const std::string &output,
+                                     const RuntimeLocation &runtime) {
+  // MPICH's wrapper around the C++ compiler shardc was built with: the
+  // runtime is C++ inside, and a sanitizer build's runtime needs the same
+  // compiler's sanitizer libraries.
+  std::vector<std::string> argv = {SHARDC_MPI_C_COMPILER,
+                                   "-cc=" SHARDC_LINK_CXX_COMPILER,
+                                   object,
+                                   "-o",
+                                   output,
+                                   "-L" + runtime.libraryDir,
+                                   "-lshardrt",
+                                   "-lopenblas",
+                                   "-lmvec",
+                                   "-lm"};
+  for (std::string_view flags = SHARDC_LINK_EXTRA_FLAGS; !flags.empty();) {
+    size_t space = flags.find(' ');
+    if (space != 0)
+      argv.emplace_back(flags.substr(0, space));
+    flags = space == std::string_view::npos ? "" : flags.substr(space + 1);
+  }
+  return argv;
+}
+
+bool linkExecutable(const std::string &object, const std::string &output,
+                    const RuntimeLocation &runtime, std::string &error) {
+  llvm::SmallString<256> dir(output);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  if (!llvm::sys::fs::is_directory(dir)) {
+    error = "cannot write " + output + ": no directory " + std::string(dir.str());
+    return false;
+  }
+  if (llvm::sys::fs::is_directory(output)) {
+    error = "cannot write " + output + ": it is a directory";
+    return false;
+  }
+  if (::access(std::string(dir.str()).c_str(), W_OK) != 0) {
+    error = "cannot write " + output + ": directory " + std::string(dir.str()) + " is not writable";
+    return false;
+  }
+  const std::string temporary = std::string(dir.str()) + "/." +
+                                llvm::sys::path::filename(output).str() + ".shardc-link-" +
+                                std::to_string(::getpid());
+  llvm::SmallString<128> log;
+  if (llvm::sys::fs::createTemporaryFile("shardc-link", "log", log)) {
+    error = "cannot create a temporary file for the linker's messages";
+    return false;
+  }
+  std::vector<std::string> argv = linkCommand(object, temporary, runtime);
+  std::vector<llvm::StringRef> args(argv.begin(), argv.end());
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), log.str(), log.str()};
+  std::string execError;
+  int status = llvm::sys::ExecuteAndWait(argv[0], args, llvm::None, redirects, 0, 0, &execError);
+  std::string messages = trimmedFile(log.str().str());
+  llvm::sys::fs::remove(log);
+  if (status != 0) {
+    llvm::sys::fs::remove(temporary);
+    error = "linking " + output + " failed" + (execError.empty() ? "" : ": " + execError) +
+            (messages.empty() ? "" : ":\n" + messages);
+    return false;
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temporary, output)) {
+    llvm::sys::fs::remove(temporary);
+    error = "cannot write " + output + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,163 @@
+// Target machine, optimization pipeline and object emission.
+#include "backend/llvm/Target.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include <mutex>
+
+namespace shardc::llvmgen {
+namespace {
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
+/// glibc 2.35+ libmvec functions LLVM 14's LIBMVEC_X86 table leaves out
+/// (tanh, erf, expm1, log1p ...): the SSE variants (`b`) always, the AVX2
+/// ones (`d`) only when the target has AVX2, since a vector width alone does
+/// not say which ISA a variant needs.
+void addGlibcVectorMath(llvm::TargetLibraryInfoImpl &info, bool avx2) {
+  using llvm::ElementCount;
+  static const char *const kFunctions[] = {"tanh", "erf",  "erfc", "expm1", "log1p",
+                                           "log2", "exp2", "atan", "cbrt"};
+  static std::vector<std::string> names; // VecDesc holds StringRefs: keep them alive
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char *fn : kFunctions) {
+      std::string f = fn;
+      for (const std::string &n : {f, f + "f", "_ZGVbN2v_" + f, "_ZGVbN4v_" + f + "f",
+                                   "_ZGVdN4v_" + f, "_ZGVdN8v_" + f + "f"})
+        names.push_back(n);
+    }
+  });
+  std::vector<llvm::VecDesc> descs;
+  for (size_t i = 0; i < names.size(); i += 6) {
+    descs.push_back({names[i], names[i + 2], ElementCount::getFixed(2)});
+    descs.push_back({names[i + 1], names[i + 3], ElementCount::getFixed(4)});
+    if (avx2) {
+      descs.push_back({names[i], names[i + 4], ElementCount::getFixed(4)});
+      descs.push_back({names[i + 1], names[i + 5], ElementCount::getFixed(8)});
+    }
+  }
+  info.addVectorizableFunctions(descs);
+}
+
+/// openblas_set_num_threads(1) before main: each MPI rank has its core.
+void addSingleThreadedBlas(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto *ctorType = llvm::FunctionType::get(builder.getVoidTy(), false);
+  auto *ctor = llvm::Function::Create(ctorType, llvm::GlobalValue::InternalLinkage,
+                                      "shardc.single_threaded_blas", module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", ctor));
+  llvm::FunctionCallee setThreads = module.getOrInsertFunction(
+      "openblas_set_num_threads",
+      llvm::FunctionType::get(builder.getVoidTy(), {builder.getInt32Ty()}, false));
+  builder.CreateCall(setThreads, {builder.getInt32(1)});
+  builder.CreateRetVoid();
+  llvm::appendToGlobalCtors(module, ctor, 0);
+}
+
+} // namespace
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
+                                                         std::string &error) {
+  initializeTargets();
+  const std::string triple = llvm::sys::getDefaultTargetTriple();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  std::string cpuName = cpu;
+  std::string features;
+  if (cpu == "native") {
+    cpuName = llvm::sys::getHostCPUName().str();
+    llvm::StringMap<bool> hostFeatures;
+    if (llvm::sys::getHostCPUFeatures(hostFeatures))
+      for (const auto &feature : hostFeatures)
+        features += (features.empty() ? "" : ",") + std::string(feature.second ? "+" : "-") +
+                    feature.first().str();
+  } else {
+    // LLVM only warns (on stderr) about an unknown CPU: check first.
+    std::unique_ptr<const llvm::MCSubtargetInfo> info(
+        target->createMCSubtargetInfo(triple, "", ""));
+    bool known = info && info->isCPUStringValid(cpu);
+    if (!known) {
+      error = "unknown --target-cpu '" + cpu + "' (try 'native', 'x86-64', 'x86-64-v3', " +
+              "'haswell', 'skylake-avx512', 'znver3')";
+      return nullptr;
+    }
+  }
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpuName, features, options, llvm::Reloc::PIC_, llvm::None,
+                                  llvm::CodeGenOpt::Aggressive));
+  if (!machine)
+    error = "LLVM could not create a target machine for " + triple + " (" + cpuName + ")";
+  return machine;
+}
+
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+  module.setTargetTriple(machine.getTargetTriple().str());
+  module.setDataLayout(machine.createDataLayout());
+  addSingleThreadedBlas(module);
+
+  llvm::TargetLibraryInfoImpl libraryInfo(machine.getTargetTriple());
+  libraryInfo.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86);
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  addGlibcVectorMath(libraryInfo, subtarget && subtarget->checkFeatures("+avx2"));
+
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  functions.registerPass([&] { return llvm::TargetLibraryAnalysis(libraryInfo); });
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  llvm::ModulePassManager pipeline =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  pipeline.run(module, modules);
+}
+
+bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
+                    std::string &error) {
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write " + path + ": " + ec.message();
+    return false;
+  }
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
+    error = "LLVM cannot emit an object file for this target";
+    return false;
+  }
+  passes.run(module);
+  out.flush();
+  if (out.has_error()) {
+    error = "cannot write " + path + ": " + out.error().message();
+    out.clear_error();
+    return false;
+  }
+  return true;
+}
+
+} // namespace shardc::llvmgen

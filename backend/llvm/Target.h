@@ -1,0 +1,29 @@
+// From an LLVM module to a native object: the target machine for the host
+// (or --target-cpu), LLVM's O3 pipeline with vector math from glibc's
+// libmvec, and the object file.
+#pragma once
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+
+namespace shardc::llvmgen {
+
+/// The x86-64 Linux target for `cpu` ("native": the host's CPU and
+/// features). Null with `error` set when LLVM does not know the CPU.
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
+                                                         std::string &error);
+
+/// Sets the module's triple and data layout, makes OpenBLAS run one thread
+/// per rank (a constructor: every core already runs a rank), and runs the O3
+/// pipeline with libmvec as the vector library, so loops over exp, log, sin,
+/// cos, pow, tanh, erf ... vectorize.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
+
+/// Writes the module as a relocatable object to `path`. False with `error`.
+bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
+                    std::string &error);
+
+} // namespace shardc::llvmgen
