@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
   using namespace shardc::difftest;
   std::string seeds = "0:200";
   std::string keepDir;
+  std::string writeDir;
   bool print = false;
   bool quiet = false;
   ProgramOptions programOptions;
@@ -65,6 +66,9 @@ int main(int argc, char **argv) {
   app.add_flag("--print", print, "print every program before checking it");
   app.add_flag("-q,--quiet", quiet, "print failures and the summary only");
   app.add_option("--keep-failing", keepDir, "write each failing program to DIR/seed-N.shd");
+  app.add_option("--write-programs", writeDir,
+                 "write every program to DIR/seed-N.shd and check nothing (the end-to-end "
+                 "tests build and run them as executables)");
   CLI11_PARSE(app, argc, argv);
 
   Range range;
@@ -80,6 +84,15 @@ int main(int argc, char **argv) {
     std::string program = generateProgram(seed, programOptions);
     if (print)
       fmt::print("// ---- seed {}\n{}", seed, program);
+    if (!writeDir.empty()) {
+      std::string path = fmt::format("{}/seed-{}.shd", writeDir, seed);
+      if (!(std::ofstream(path) << program)) {
+        std::fprintf(stderr, "shardc-difftest: cannot write %s\n", path.c_str());
+        return 1;
+      }
+      ++passed;
+      continue;
+    }
     std::string failure = checkProgram(program, fmt::format("seed-{}.shd", seed), checkOptions);
     if (failure.empty()) {
       ++passed;

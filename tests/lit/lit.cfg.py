@@ -20,5 +20,7 @@ config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "
 config.substitutions.append(("%seeds", os.path.join(config.shardc_src_root, "tests/lit/seeds")))
 config.substitutions.append(
     ("%npy-compare", os.path.join(config.shardc_obj_root, "tools/shardc-npy-compare/shardc-npy-compare")))
+config.substitutions.append(
+    ("%difftest", os.path.join(config.shardc_obj_root, "tests/diff/shardc-difftest")))
 # Executables run under MPICH's launcher (pinned: Open MPI may be installed too).
 config.substitutions.append(("%mpiexec", config.mpiexec))
