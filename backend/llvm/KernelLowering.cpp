@@ -15,6 +15,24 @@ llvm::Value *KernelLowering::buffer(const Value *v) const {
 
 void KernelLowering::setBuffer(const Value *v, llvm::Value *bufferPtr) { buffers_[v] = bufferPtr; }
 
+llvm::Value *KernelLowering::scratch(int64_t bytes) {
+  auto *i8p = builder.getInt8PtrTy();
+  llvm::FunctionCallee alloc = runtimeFunction(
+      "shardrt_alloc", llvm::FunctionType::get(i8p, {i8p, builder.getInt64Ty()}, false));
+  llvm::Value *buffer = builder.CreateCall(alloc, {runtimeContext, i64(bytes)}, "scratch");
+  scratch_.push_back(buffer);
+  return buffer;
+}
+
+void KernelLowering::freeScratch() {
+  auto *i8p = builder.getInt8PtrTy();
+  llvm::FunctionCallee release =
+      runtimeFunction("shardrt_free", llvm::FunctionType::get(builder.getVoidTy(), {i8p}, false));
+  for (llvm::Value *buffer : scratch_)
+    builder.CreateCall(release, {buffer});
+  scratch_.clear();
+}
+
 llvm::Type *KernelLowering::elementType(DType t) {
   switch (t) {
   case DType::F32:

@@ -110,6 +110,8 @@ public:
   /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
   /// valid until the op is done: [core] frees it after the op.
   llvm::Value *scratch(int64_t bytes);
+  /// Frees every scratch buffer handed out since the last call [core].
+  void freeScratch();
   const FusionPlan &fusion() const { return *fusion_; }
   void setFusion(const FusionPlan *plan) { fusion_ = plan; }
 
@@ -151,6 +153,7 @@ public:
 
 private:
   std::map<const Value *, llvm::Value *> buffers_;
+  std::vector<llvm::Value *> scratch_;
   const FusionPlan *fusion_ = nullptr;
   const Mesh *currentMesh_ = nullptr;
 };

@@ -1,0 +1,66 @@
+// lowerProgram: the partitioned module -> the program description, the
+// kernel and main(). The kernel walks @main's body in order:
+//   - a manual_computation runs its body on the ranks that hold a place on
+//     its mesh (the others skip it), on local buffers;
+//   - a `reshard` between meshes at the top level moves the value with
+//     shardrt_redistribute (every rank takes part);
+//   - other top-level ops (a program without meshes) run on every rank;
+//   - @main's results are copied into the runtime's output buffers.
+// Inside a block, each op is lowered by its family: elemental ops (fused
+// chains, Elemental*.cpp), contractions (Contraction*.cpp), collectives
+// (Collectives.cpp); every op is timed for --profile.
+#include "backend/llvm/Codegen.h"
+
+#include "backend/llvm/KernelEmitter.h"
+
+namespace shardc::llvmgen {
+namespace {
+
+const Function &mainFunction(const shardc::Module &spmd) {
+  const Function *main = spmd.findFunction("main");
+  if (!main)
+    throw CodegenError(Loc{}, "the program has no func @main: nothing to compile into an "
+                              "executable");
+  return *main;
+}
+
+/// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`
+void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Function *kernel) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> b(context);
+  auto *argvType = b.getInt8PtrTy()->getPointerTo();
+  auto *mainType = llvm::FunctionType::get(b.getInt32Ty(), {b.getInt32Ty(), argvType}, false);
+  auto *main = llvm::Function::Create(mainType, llvm::GlobalValue::ExternalLinkage, "main", module);
+  b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", main));
+  llvm::FunctionCallee shardrtMain = module.getOrInsertFunction(
+      "shardrt_main",
+      llvm::FunctionType::get(b.getInt32Ty(),
+                              {program->getType(), kernel->getType(), b.getInt32Ty(), argvType},
+                              false));
+  b.CreateRet(b.CreateCall(shardrtMain, {program, kernel, main->getArg(0), main->getArg(1)}));
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
+                                           const std::string &programName) {
+  const Function &main = mainFunction(spmd);
+  auto module = std::make_unique<llvm::Module>(programName, context);
+  ProgramDescription description(*module, spmd);
+  KernelEmitter kernel(*module, spmd, main, description);
+  llvm::Function *kernelFunction = kernel.emit();
+
+  std::vector<llvm::Constant *> inputs, outputs;
+  for (const auto &param : main.body.args)
+    inputs.push_back(description.tensor(param->name.c_str(), param->type,
+                                        param->sharding ? &*param->sharding : nullptr));
+  for (const ResultSpec &result : main.results)
+    outputs.push_back(
+        description.tensor(nullptr, result.type, result.sharding ? &*result.sharding : nullptr));
+  llvm::GlobalVariable *program =
+      description.finish(programName, spmd.deviceCount(), inputs, outputs);
+  emitMain(*module, program, kernelFunction);
+  return module;
+}
+
+} // namespace shardc::llvmgen

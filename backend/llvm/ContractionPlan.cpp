@@ -1,0 +1,182 @@
+// Label spaces of matmul and einsum, and their GEMM form.
+#include "backend/llvm/ContractionPlan.h"
+
+#include "backend/llvm/Codegen.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace shardc::llvmgen {
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+namespace {
+
+ContractionPlan matmulPlan(const Op &op) {
+  const TensorType &lhs = op.operands.at(0)->type, &rhs = op.operands.at(1)->type;
+  const TensorType &out = op.result()->type;
+  if (lhs.rank() < 2 || rhs.rank() < 2)
+    throw CodegenError(op.loc, "matmul operands must have rank 2 or more");
+  // Labels: the output's dims (batch..., m, n), then k.
+  ContractionPlan plan;
+  plan.sizes = out.shape;
+  plan.sizes.push_back(lhs.shape.back());
+  plan.outputRank = out.rank();
+  const size_t batchRank = out.rank() - 2, kLabel = out.rank();
+  for (const TensorType *t : {&lhs, &rhs}) {
+    std::vector<int64_t> own = rowMajorStrides(t->shape);
+    std::vector<int64_t> s(plan.sizes.size(), 0);
+    size_t tb = t->rank() - 2;
+    for (size_t d = 0; d < tb; ++d) // batch dims aligned from the right
+      if (t->shape[d] != 1)
+        s[batchRank - tb + d] = own[d];
+    bool isLhs = t == &lhs;
+    s[isLhs ? batchRank : kLabel] = own[tb];         // m, or k of rhs
+    s[isLhs ? kLabel : batchRank + 1] = own[tb + 1]; // k of lhs, or n
+    plan.strides.push_back(s);
+  }
+  return plan;
+}
+
+ContractionPlan einsumPlan(const Op &op) {
+  const Attribute *attr = op.attr("equation");
+  if (!attr || attr->kind != Attribute::Kind::String)
+    throw CodegenError(op.loc, "einsum needs an `equation`");
+  const std::string &text = attr->s;
+  size_t arrow = text.find("->");
+  if (arrow == std::string::npos)
+    throw CodegenError(op.loc, "einsum equation needs an explicit output '->'");
+  std::vector<std::string> terms(1);
+  for (size_t i = 0; i < arrow; ++i) {
+    if (text[i] == ',')
+      terms.emplace_back();
+    else if (std::isalpha(static_cast<unsigned char>(text[i])))
+      terms.back() += text[i];
+  }
+  std::string labels;
+  for (size_t i = arrow + 2; i < text.size(); ++i)
+    if (std::isalpha(static_cast<unsigned char>(text[i])))
+      labels += text[i];
+  ContractionPlan plan;
+  plan.outputRank = labels.size();
+  if (terms.size() != op.operands.size())
+    throw CodegenError(op.loc, "einsum terms do not match its operands");
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (char c : terms[i])
+      if (labels.find(c) == std::string::npos)
+        labels += c;
+  plan.sizes.assign(labels.size(), 1);
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const TensorType &t = op.operands[i]->type;
+    if (terms[i].size() != t.rank())
+      throw CodegenError(op.loc, "einsum term rank does not match its operand");
+    std::vector<int64_t> own = rowMajorStrides(t.shape);
+    std::vector<int64_t> s(labels.size(), 0);
+    for (size_t d = 0; d < terms[i].size(); ++d) {
+      size_t label = labels.find(terms[i][d]);
+      plan.sizes[label] = t.shape[d];
+      s[label] += own[d];
+    }
+    plan.strides.push_back(s);
+  }
+  return plan;
+}
+
+/// Whether the labels of `group` (sizes > 1 only) flatten into one index
+/// with the given strides: each stride is the next one times its size.
+/// Returns the flattened stride (of the innermost label), or nullopt.
+std::optional<int64_t> flatStride(const ContractionPlan &plan, const std::vector<size_t> &group,
+                                  const std::vector<int64_t> &strides) {
+  std::optional<int64_t> inner;
+  int64_t expected = -1;
+  for (size_t i = group.size(); i-- > 0;) {
+    size_t l = group[i];
+    if (plan.sizes[l] == 1)
+      continue;
+    if (expected >= 0 && strides[l] != expected)
+      return std::nullopt;
+    if (!inner)
+      inner = strides[l];
+    expected = strides[l] * plan.sizes[l];
+  }
+  return inner ? inner : std::optional<int64_t>(0);
+}
+
+/// How BLAS can read a rows x cols matrix whose row and column indices
+/// flatten `rowGroup` and `colGroup` of an operand with `strides`.
+GemmPlan::Matrix matrixOf(const ContractionPlan &plan, const std::vector<size_t> &rowGroup,
+                          const std::vector<size_t> &colGroup, const std::vector<size_t> &batch,
+                          const std::vector<int64_t> &strides, int64_t rows, int64_t cols) {
+  GemmPlan::Matrix m;
+  for (size_t l : batch)
+    m.batchStrides.push_back(strides[l]);
+  std::optional<int64_t> rs = flatStride(plan, rowGroup, strides);
+  std::optional<int64_t> cs = flatStride(plan, colGroup, strides);
+  if (!rs || !cs)
+    return m;
+  // Row-major (cols contiguous), or column-major (rows contiguous).
+  if ((cols == 1 || *cs == 1) && (rows == 1 || *rs >= cols)) {
+    m.direct = true;
+    m.ld = rows == 1 ? std::max<int64_t>(cols, 1) : *rs;
+  } else if ((rows == 1 || *rs == 1) && (cols == 1 || *cs >= rows)) {
+    m.direct = true;
+    m.transposed = true;
+    m.ld = cols == 1 ? std::max<int64_t>(rows, 1) : *cs;
+  }
+  return m;
+}
+
+} // namespace
+
+ContractionPlan ContractionPlan::of(const Op &op) {
+  return op.kind == OpKind::Matmul ? matmulPlan(op) : einsumPlan(op);
+}
+
+std::optional<GemmPlan> planGemm(const ContractionPlan &plan) {
+  if (plan.strides.size() != 2)
+    return std::nullopt;
+  const std::vector<int64_t> &a = plan.strides[0], &b = plan.strides[1];
+  GemmPlan g;
+  for (size_t l = 0; l < plan.sizes.size(); ++l) {
+    bool inA = a[l] != 0, inB = b[l] != 0, out = l < plan.outputRank;
+    if (plan.sizes[l] == 1) // any group will do; keep it out of the way
+      (out ? g.batch : g.k).push_back(l);
+    else if (out && inA && inB)
+      g.batch.push_back(l);
+    else if (out && inA)
+      g.m.push_back(l);
+    else if (out && inB)
+      g.n.push_back(l);
+    else if (!out && inA && inB)
+      g.k.push_back(l);
+    else if (out) // a broadcast batch label: both operands read it with stride 0
+      g.batch.push_back(l);
+    else
+      return std::nullopt; // summed in one operand only
+  }
+  for (size_t l : g.m)
+    g.M *= plan.sizes[l];
+  for (size_t l : g.n)
+    g.N *= plan.sizes[l];
+  for (size_t l : g.k)
+    g.K *= plan.sizes[l];
+  std::vector<int64_t> outStrides(plan.sizes.size(), 0);
+  {
+    std::vector<int64_t> outShape(plan.sizes.begin(), plan.sizes.begin() + plan.outputRank);
+    std::vector<int64_t> own = rowMajorStrides(outShape);
+    std::copy(own.begin(), own.end(), outStrides.begin());
+  }
+  g.a = matrixOf(plan, g.m, g.k, g.batch, a, g.M, g.K);
+  g.b = matrixOf(plan, g.k, g.n, g.batch, b, g.K, g.N);
+  g.c = matrixOf(plan, g.m, g.n, g.batch, outStrides, g.M, g.N);
+  if (g.c.transposed) // BLAS writes C row-major here
+    g.c.direct = false;
+  return g;
+}
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,201 @@
+// Emitting the kernel: storage, blocks, manual_computations, cross-mesh
+// reshards, results.
+#include "backend/llvm/KernelEmitter.h"
+
+#include "backend/llvm/Codegen.h"
+
+#include <llvm/IR/Function.h>
+
+namespace shardc::llvmgen {
+
+KernelEmitter::KernelEmitter(llvm::Module &module, const shardc::Module &program,
+                             const Function &main, ProgramDescription &description)
+    : module_(module), program_(program), main_(main), description_(description),
+      builder_(module.getContext()), plan_(program, main) {}
+
+llvm::FunctionCallee KernelEmitter::runtime(const char *name, llvm::Type *result,
+                                            std::vector<llvm::Type *> params) {
+  return module_.getOrInsertFunction(name, llvm::FunctionType::get(result, params, false));
+}
+
+llvm::Function *KernelEmitter::emit() {
+  llvm::LLVMContext &context = module_.getContext();
+  auto *i8p = builder_.getInt8PtrTy();
+  auto *kernelType = llvm::FunctionType::get(
+      builder_.getVoidTy(), {i8p, i8p->getPointerTo(), i8p->getPointerTo()}, false);
+  auto *kernel = llvm::Function::Create(kernelType, llvm::GlobalValue::InternalLinkage,
+                                        "shardc.kernel", module_);
+  builder_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
+  k_ = std::make_unique<KernelLowering>(context, module_, builder_, program_, kernel->getArg(0));
+  for (size_t i = 0; i < program_.meshes.size(); ++i)
+    k_->meshIndices[program_.meshes[i].get()] = static_cast<int64_t>(i);
+
+  if (plan_.arenaBytes() > 0)
+    arena_ = builder_.CreateCall(runtime("shardrt_alloc", i8p, {i8p, builder_.getInt64Ty()}),
+                                 {k_->runtimeContext, k_->i64(plan_.arenaBytes())}, "arena");
+  bindAllStorage(kernel->getArg(1));
+  lowerBlock(main_.body, /*topLevel=*/true);
+  copyResults(kernel->getArg(2));
+  if (arena_)
+    builder_.CreateCall(runtime("shardrt_free", builder_.getVoidTy(), {i8p}), {arena_});
+  builder_.CreateRetVoid();
+  return kernel;
+}
+
+// Every buffer pointer is computed in the entry block, so it dominates every
+// use, inside a manual body or after it.
+void KernelEmitter::bindAllStorage(llvm::Value *inputs) { bindBlock(main_.body, inputs); }
+
+void KernelEmitter::bindBlock(const Block &block, llvm::Value *inputs) {
+  auto bind = [&](const Value *v) {
+    if (!plan_.hasStorage(v))
+      return;
+    const Value *storage = plan_.storageOf(v);
+    llvm::Value *&pointer = storagePointers_[storage];
+    if (!pointer) {
+      int64_t input = plan_.inputIndexOf(storage);
+      if (input >= 0)
+        pointer =
+            builder_.CreateLoad(builder_.getInt8PtrTy(),
+                                builder_.CreateConstInBoundsGEP1_64(builder_.getInt8PtrTy(), inputs,
+                                                                    static_cast<uint64_t>(input)),
+                                "%" + storage->name);
+      else
+        pointer = builder_.CreateConstInBoundsGEP1_64(
+            builder_.getInt8Ty(), arena_, static_cast<uint64_t>(plan_.arenaOffset(storage)),
+            "%" + storage->name);
+    }
+    k_->setBuffer(v, pointer);
+  };
+  for (const auto &arg : block.args)
+    bind(arg.get());
+  for (const auto &op : block.ops) {
+    if (op->body)
+      bindBlock(*op->body, inputs);
+    for (const auto &result : op->results)
+      bind(result.get());
+  }
+}
+
+int64_t KernelEmitter::profileId(const Op &op) {
+  std::string label;
+  for (const auto &result : op.results)
+    label += (label.empty() ? "%" : ", %") + result->name;
+  label += std::string(label.empty() ? "" : " = ") + op.name();
+  if (op.loc.known()) {
+    std::string file = op.loc.file->name();
+    size_t slash = file.rfind('/');
+    label += " (" + (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" +
+             std::to_string(op.loc.line) + ")";
+  }
+  int64_t id = description_.addOpName(label);
+  k_->opIds[&op] = id;
+  return id;
+}
+
+void KernelEmitter::lowerBlock(const Block &block, bool topLevel) {
+  k_->setFusion(&plan_.fusion(block));
+  for (const auto &opPtr : block.ops) {
+    const Op &op = *opPtr;
+    if (topLevel && op.kind == OpKind::ManualComputation) {
+      lowerManual(op);
+      k_->setFusion(&plan_.fusion(block));
+    } else if (topLevel && op.kind == OpKind::Reshard) {
+      lowerRedistribute(op);
+    } else {
+      lowerOp(op);
+    }
+  }
+}
+
+void KernelEmitter::lowerManual(const Op &op) {
+  const ManualComputationParts parts = manualComputationParts(op);
+  if (parts.inShardings.empty() && parts.outShardings.empty())
+    throw CodegenError(op.loc, "manual_computation without in/out shardings");
+  const Sharding &any =
+      parts.inShardings.empty() ? parts.outShardings.front() : parts.inShardings.front();
+  const Mesh &mesh = description_.meshOf(any);
+  // Only the ranks with a place on the mesh run the body.
+  auto *i8p = builder_.getInt8PtrTy();
+  llvm::Value *position = builder_.CreateCall(
+      runtime("shardrt_mesh_position", builder_.getInt64Ty(), {i8p, builder_.getInt64Ty()}),
+      {k_->runtimeContext, k_->i64(description_.meshIndex(mesh))});
+  llvm::Function *fn = builder_.GetInsertBlock()->getParent();
+  auto *bodyBlock = llvm::BasicBlock::Create(module_.getContext(), "manual", fn);
+  auto *after = llvm::BasicBlock::Create(module_.getContext(), "manual.end", fn);
+  builder_.CreateCondBr(builder_.CreateICmpSGE(position, k_->i64(0)), bodyBlock, after);
+  builder_.SetInsertPoint(bodyBlock);
+  const Mesh *outer = k_->currentMesh();
+  k_->setCurrentMesh(&mesh);
+  lowerBlock(*op.body, /*topLevel=*/false);
+  k_->setCurrentMesh(outer);
+  builder_.CreateBr(after);
+  builder_.SetInsertPoint(after);
+}
+
+void KernelEmitter::lowerRedistribute(const Op &op) {
+  const Value *from = op.operands.at(0);
+  const Value *to = op.result();
+  if (!from->sharding || !to->sharding)
+    throw CodegenError(op.loc, "reshard between meshes needs both shardings");
+  auto *i8p = builder_.getInt8PtrTy();
+  auto *tensorPtr = description_.tensorType()->getPointerTo();
+  int64_t id = profileId(op);
+  builder_.CreateCall(
+      runtime("shardrt_redistribute", builder_.getVoidTy(),
+              {i8p, builder_.getInt64Ty(), tensorPtr, tensorPtr, i8p, i8p}),
+      {k_->runtimeContext, k_->i64(id), description_.tensor(nullptr, from->type, &*from->sharding),
+       description_.tensor(nullptr, to->type, &*to->sharding), k_->buffer(from), k_->buffer(to)});
+}
+
+void KernelEmitter::lowerOp(const Op &op) {
+  if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard)
+    return; // an alias of its operand's buffer (KernelPlan)
+  if (op.kind == OpKind::ManualComputation)
+    throw CodegenError(op.loc, "a manual_computation nested in another one is not lowered yet");
+  bool elemental = isElementalOp(op.kind);
+  if (elemental) {
+    bool any = false;
+    for (const auto &result : op.results)
+      any |= k_->fusion().isMaterialized(result.get());
+    if (!any)
+      return; // fused into its consumer's loop
+  }
+  int64_t id = profileId(op);
+  if (opInfo(op.kind).group == OpGroup::Collective) {
+    emitCollective(*k_, description_, op); // times itself under `id`
+    return;
+  }
+  auto *i8p = builder_.getInt8PtrTy();
+  llvm::FunctionCallee begin =
+      runtime("shardrt_op_begin", builder_.getVoidTy(), {i8p, builder_.getInt64Ty()});
+  llvm::FunctionCallee end =
+      runtime("shardrt_op_end", builder_.getVoidTy(), {i8p, builder_.getInt64Ty()});
+  builder_.CreateCall(begin, {k_->runtimeContext, k_->i64(id)});
+  if (elemental) {
+    for (const auto &result : op.results)
+      if (k_->fusion().isMaterialized(result.get()))
+        emitElementalOp(*k_, result.get());
+  } else if (op.kind == OpKind::Matmul || op.kind == OpKind::Einsum) {
+    emitContraction(*k_, op);
+  } else {
+    throw CodegenError(op.loc,
+                       std::string("the LLVM backend cannot lower '") + op.name() + "' here");
+  }
+  k_->freeScratch();
+  builder_.CreateCall(end, {k_->runtimeContext, k_->i64(id)});
+}
+
+void KernelEmitter::copyResults(llvm::Value *outputs) {
+  auto *i8p = builder_.getInt8PtrTy();
+  for (size_t i = 0; i < main_.body.returned.size(); ++i) {
+    const Value *v = main_.body.returned[i];
+    const TensorType local = plan_.hasStorage(v) ? plan_.localType(v) : localTypeOf(program_, *v);
+    llvm::Value *out = builder_.CreateLoad(
+        i8p, builder_.CreateConstInBoundsGEP1_64(i8p, outputs, static_cast<uint64_t>(i)));
+    builder_.CreateMemCpy(out, llvm::MaybeAlign(1), k_->buffer(v), llvm::MaybeAlign(1),
+                          local.numElements() * dtypeBytes(local.dtype));
+  }
+}
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,52 @@
+// The kernel function of a generated executable:
+//   void shardc.kernel(shardrt_context *ctx, const void *const *inputs,
+//                      void *const *outputs)
+// emitted from @main's body by the plan of KernelPlan.h (see Codegen.cpp for
+// the walk).
+#pragma once
+
+#include "backend/llvm/KernelPlan.h"
+#include "backend/llvm/Lowering.h"
+#include "backend/llvm/ProgramDescription.h"
+
+#include <memory>
+#include <string>
+
+namespace shardc::llvmgen {
+
+class KernelEmitter {
+public:
+  KernelEmitter(llvm::Module &module, const shardc::Module &program, const Function &main,
+                ProgramDescription &description);
+  llvm::Function *emit();
+
+private:
+  llvm::Module &module_;
+  const shardc::Module &program_;
+  const Function &main_;
+  ProgramDescription &description_;
+  llvm::IRBuilder<> builder_;
+  KernelPlan plan_;
+  std::unique_ptr<KernelLowering> k_;
+  llvm::Value *arena_ = nullptr;
+  std::map<const Value *, llvm::Value *> storagePointers_;
+
+  void bindAllStorage(llvm::Value *inputs);
+  void bindBlock(const Block &block, llvm::Value *inputs);
+  void lowerBlock(const Block &block, bool topLevel);
+  void lowerManual(const Op &op);
+  void lowerRedistribute(const Op &op);
+  void lowerOp(const Op &op);
+  void copyResults(llvm::Value *outputs);
+  /// The profile label of `op`, e.g. "%h = matmul (mlp.shd:7)".
+  int64_t profileId(const Op &op);
+  llvm::FunctionCallee runtime(const char *name, llvm::Type *result,
+                               std::vector<llvm::Type *> params);
+};
+
+/// Lowers a collective (all_gather, all_reduce, reduce_scatter, all_to_all,
+/// all_slice, collective_permute, axis_index) inside a manual body to its
+/// libshardrt call (Collectives.cpp).
+void emitCollective(KernelLowering &k, ProgramDescription &description, const Op &op);
+
+} // namespace shardc::llvmgen

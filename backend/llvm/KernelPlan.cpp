@@ -1,0 +1,119 @@
+// Fusion per block, storage aliases, live ranges, arena offsets.
+#include "backend/llvm/KernelPlan.h"
+
+#include "backend/llvm/Codegen.h"
+
+namespace shardc::llvmgen {
+
+TensorType localTypeOf(const shardc::Module &program, const Value &v) {
+  if (!v.sharding)
+    return v.type;
+  const Mesh *mesh = program.findMesh(v.sharding->meshName);
+  if (!mesh)
+    throw CodegenError(v.loc,
+                       "%" + v.name + " is sharded on an unknown mesh @" + v.sharding->meshName);
+  return TensorType{localShape(v.type.shape, *v.sharding, *mesh), v.type.dtype};
+}
+
+KernelPlan::KernelPlan(const shardc::Module &program, const Function &main) : program_(program) {
+  const Block &body = main.body;
+  for (size_t i = 0; i < body.args.size(); ++i) {
+    inputIndex_[body.args[i].get()] = static_cast<int64_t>(i);
+    localTypes_[body.args[i].get()] = localTypeOf(program, *body.args[i]);
+  }
+  planBlock(body, /*topLevel=*/true);
+  ++step_; // the copy of @main's results into the output buffers
+  for (const Value *v : body.returned)
+    use(v);
+
+  std::vector<const Value *> stored;
+  std::vector<BufferRequest> requests;
+  for (const auto &[v, request] : requests_) {
+    stored.push_back(v);
+    requests.push_back(request);
+  }
+  arena_ = planArena(requests);
+  for (size_t i = 0; i < stored.size(); ++i)
+    offsets_[stored[i]] = arena_.offsets[i];
+}
+
+const Value *KernelPlan::storageOf(const Value *v) const {
+  for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v))
+    v = it->second;
+  return v;
+}
+
+int64_t KernelPlan::inputIndexOf(const Value *v) const {
+  auto it = inputIndex_.find(storageOf(v));
+  return it == inputIndex_.end() ? -1 : it->second;
+}
+
+bool KernelPlan::hasStorage(const Value *v) const {
+  const Value *s = storageOf(v);
+  return inputIndex_.count(s) || requests_.count(s);
+}
+
+void KernelPlan::define(const Value *v, const TensorType &local) {
+  localTypes_[v] = local;
+  BufferRequest &r = requests_[v];
+  r.bytes = local.numElements() * dtypeBytes(local.dtype);
+  r.firstStep = r.lastStep = step_;
+}
+
+void KernelPlan::use(const Value *v) {
+  const Value *s = storageOf(v);
+  auto it = requests_.find(s);
+  if (it != requests_.end())
+    it->second.lastStep = std::max(it->second.lastStep, step_);
+}
+
+void KernelPlan::useLeaves(const Value *v, const FusionPlan &plan) {
+  if (plan.isMaterialized(v) || !v->definingOp || hasStorage(v)) {
+    use(v);
+    return;
+  }
+  for (const Value *operand : v->definingOp->operands)
+    useLeaves(operand, plan);
+}
+
+void KernelPlan::planBlock(const Block &block, bool topLevel) {
+  auto plan = std::make_unique<FusionPlan>(planFusion(block));
+  const FusionPlan &fusion = *plan;
+  fusion_[&block] = std::move(plan);
+  for (const auto &opPtr : block.ops) {
+    const Op &op = *opPtr;
+    ++step_;
+    if (op.kind == OpKind::ManualComputation) {
+      for (size_t i = 0; i < op.body->args.size() && i < op.operands.size(); ++i)
+        alias_[op.body->args[i].get()] = op.operands[i];
+      planBlock(*op.body, /*topLevel=*/false);
+      for (size_t i = 0; i < op.results.size() && i < op.body->returned.size(); ++i)
+        alias_[op.results[i].get()] = op.body->returned[i];
+      continue;
+    }
+    if (!topLevel && (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard)) {
+      alias_[op.result()] = op.operands[0];
+      continue;
+    }
+    bool elemental = isElementalOp(op.kind);
+    bool stored = false;
+    for (const auto &result : op.results) {
+      if (elemental && !fusion.isMaterialized(result.get()))
+        continue; // computed inside its consumer's loop
+      define(result.get(), topLevel ? localTypeOf(program_, *result) : result->type);
+      stored = true;
+    }
+    if (elemental && !stored)
+      continue; // its reads happen in the loop of the op that fuses it
+    for (const Value *operand : op.operands) {
+      if (elemental)
+        useLeaves(operand, fusion);
+      else
+        use(operand);
+    }
+  }
+  for (const Value *v : block.returned)
+    use(v);
+}
+
+} // namespace shardc::llvmgen

@@ -1,0 +1,62 @@
+// The kernel's plan, made before any IR is emitted: the fusion plan of every
+// block, which values share storage (aliases), the step at which each value
+// is written and last read, and from those the arena offsets.
+//
+// Steps number the ops in execution order: the ops of @main's body, with a
+// manual_computation's body ops numbered where the manual_computation is.
+//
+// Aliases (no copy, one storage): a manual_computation's body argument is its
+// operand; its result is the value its body returns; `sharding_constraint`
+// and a `reshard` inside a body are their operand (identities on local
+// buffers). The storage of @main's parameters is the runtime's input buffers;
+// every other storage lives in the arena.
+#pragma once
+
+#include "backend/llvm/BufferPlan.h"
+#include "backend/llvm/Lowering.h"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace shardc::llvmgen {
+
+class KernelPlan {
+public:
+  KernelPlan(const shardc::Module &program, const Function &main);
+
+  const FusionPlan &fusion(const Block &block) const { return *fusion_.at(&block); }
+  /// The value whose storage `v` uses (itself unless an alias).
+  const Value *storageOf(const Value *v) const;
+  /// A @main parameter's index when `v`'s storage is one, else -1.
+  int64_t inputIndexOf(const Value *v) const;
+  /// The arena offset of `v`'s storage (not an input).
+  int64_t arenaOffset(const Value *v) const { return offsets_.at(storageOf(v)); }
+  bool hasStorage(const Value *v) const;
+  int64_t arenaBytes() const { return arena_.bytes; }
+  /// The local (per-device, padded) type each stored value has.
+  const TensorType &localType(const Value *v) const { return localTypes_.at(storageOf(v)); }
+
+private:
+  const shardc::Module &program_;
+  std::map<const Block *, std::unique_ptr<FusionPlan>> fusion_;
+  std::map<const Value *, const Value *> alias_;
+  std::map<const Value *, int64_t> inputIndex_;
+  std::map<const Value *, TensorType> localTypes_;
+  std::map<const Value *, BufferRequest> requests_;
+  std::map<const Value *, int64_t> offsets_;
+  ArenaPlan arena_;
+  int64_t step_ = 0;
+
+  void planBlock(const Block &block, bool topLevel);
+  void define(const Value *v, const TensorType &local);
+  void use(const Value *v);
+  /// The stored values an op reads: through fused operands to their leaves.
+  void useLeaves(const Value *v, const FusionPlan &plan);
+};
+
+/// The per-device type of a top-level value: its global type split by its
+/// sharding (the type itself without one).
+TensorType localTypeOf(const shardc::Module &program, const Value &v);
+
+} // namespace shardc::llvmgen
