@@ -26,7 +26,16 @@ struct Options {
 };
 
 /// The collective kinds, for the profile's per-kind table.
-enum class Collective { AllGather, AllReduce, ReduceScatter, AllToAll, AllSlice, Permute, Count };
+enum class Collective {
+  AllGather,
+  AllReduce,
+  ReduceScatter,
+  AllToAll,
+  AllSlice,
+  Permute,
+  Redistribute,
+  Count
+};
 const char *collectiveName(Collective kind);
 
 /// Per-op (and per collective kind) totals on this rank.

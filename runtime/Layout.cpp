@@ -5,10 +5,33 @@
 
 namespace shardrt {
 
+std::vector<int64_t> coordinatesOf(const shardrt_mesh &mesh, int64_t position) {
+  std::vector<int64_t> coords(static_cast<size_t>(mesh.num_axes));
+  for (int64_t a = mesh.num_axes - 1; a >= 0; --a) {
+    coords[a] = position % mesh.axis_sizes[a];
+    position /= mesh.axis_sizes[a];
+  }
+  return coords;
+}
+
+int64_t positionOfRank(const shardrt_mesh &mesh, int64_t rank) {
+  if (mesh.num_axes == 0 && !mesh.device_ids)
+    return 0; // the empty mesh: every device holds the whole value
+  for (int64_t p = 0; p < meshDevices(mesh); ++p)
+    if (meshDeviceAt(mesh, p) == rank)
+      return p;
+  return -1;
+}
+
 Block blockOf(const shardrt_context *ctx, const shardrt_tensor &tensor) {
-  const shardrt_mesh &mesh = ctx->program->meshes[tensor.mesh];
-  int64_t position = ctx->positions[tensor.mesh];
-  const std::vector<int64_t> &coords = ctx->coords[tensor.mesh];
+  return blockAt(*ctx->program, tensor, ctx->positions[tensor.mesh], ctx->rank);
+}
+
+Block blockAt(const shardrt_program &program, const shardrt_tensor &tensor, int64_t position,
+              int64_t rank) {
+  const shardrt_mesh &mesh = program.meshes[tensor.mesh];
+  const std::vector<int64_t> coords =
+      position < 0 ? std::vector<int64_t>() : coordinatesOf(mesh, position);
   Block block;
   block.holds = position >= 0;
   std::vector<int64_t> uncovered = coords;
@@ -31,7 +54,7 @@ Block blockOf(const shardrt_context *ctx, const shardrt_tensor &tensor) {
     block.extent.push_back(block.holds ? std::min(local, size - start) : 0);
   }
   bool emptyMesh = mesh.num_axes == 0 && !mesh.device_ids;
-  block.writes = block.holds && (emptyMesh ? ctx->rank == 0
+  block.writes = block.holds && (emptyMesh ? rank == 0
                                            : std::all_of(uncovered.begin(), uncovered.end(),
                                                          [](int64_t c) { return c == 0; }));
   return block;

@@ -27,6 +27,15 @@ struct Block {
 /// coordinates are 0 in every digit the sharding leaves uncovered (a
 /// replicated axis, or the rest of a sub-axis); on the empty mesh, rank 0.
 Block blockOf(const shardrt_context *ctx, const shardrt_tensor &tensor);
+/// The block of `tensor` held by the device at `position` of its mesh (-1:
+/// none) running on MPI rank `rank`.
+Block blockAt(const shardrt_program &program, const shardrt_tensor &tensor, int64_t position,
+              int64_t rank);
+/// Row-major coordinates of `position` on `mesh`.
+std::vector<int64_t> coordinatesOf(const shardrt_mesh &mesh, int64_t position);
+/// The position of MPI rank `rank` on `mesh`, -1 when it has none (every
+/// rank is at 0 of the empty mesh).
+int64_t positionOfRank(const shardrt_mesh &mesh, int64_t rank);
 
 /// Calls fn(globalOffset, localOffset, count) (in elements, row-major) for
 /// each contiguous run of the block: trailing dims held whole merge into one

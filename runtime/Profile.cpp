@@ -10,8 +10,9 @@
 namespace shardrt {
 
 const char *collectiveName(Collective kind) {
-  static const char *const names[] = {"all_gather", "all_reduce", "reduce_scatter",
-                                      "all_to_all", "all_slice",  "collective_permute"};
+  static const char *const names[] = {"all_gather",  "all_reduce", "reduce_scatter",
+                                      "all_to_all",  "all_slice",  "collective_permute",
+                                      "redistribute"};
   return names[static_cast<int>(kind)];
 }
 

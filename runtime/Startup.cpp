@@ -31,26 +31,11 @@ template <bool isMax> void floatReduction(void *in, void *inout, int *count, MPI
     reduceKeepingNan<float, isMax>(static_cast<float *>(in), static_cast<float *>(inout), *count);
 }
 
-/// Row-major coordinates of `position` on `mesh`.
-std::vector<int64_t> coordinatesOf(const shardrt_mesh &mesh, int64_t position) {
-  std::vector<int64_t> coords(static_cast<size_t>(mesh.num_axes));
-  for (int64_t a = mesh.num_axes - 1; a >= 0; --a) {
-    coords[a] = position % mesh.axis_sizes[a];
-    position /= mesh.axis_sizes[a];
-  }
-  return coords;
-}
-
 void placeOnMeshes(shardrt_context *ctx) {
   const shardrt_program &program = *ctx->program;
   for (int64_t m = 0; m < program.num_meshes; ++m) {
     const shardrt_mesh &mesh = program.meshes[m];
-    int64_t position = -1;
-    if (mesh.num_axes == 0 && !mesh.device_ids)
-      position = 0; // the empty mesh: every device holds the whole value
-    for (int64_t p = 0; position < 0 && p < meshDevices(mesh); ++p)
-      if (meshDeviceAt(mesh, p) == ctx->rank)
-        position = p;
+    int64_t position = positionOfRank(mesh, ctx->rank);
     ctx->positions.push_back(position);
     ctx->coords.push_back(position < 0 ? std::vector<int64_t>() : coordinatesOf(mesh, position));
   }

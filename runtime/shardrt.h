@@ -204,6 +204,16 @@ void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *gr
 void shardrt_collective_permute(shardrt_context *ctx, int64_t op, int64_t mesh, int64_t num_pairs,
                                 const int64_t *pairs, int64_t dtype, int64_t count, const void *in,
                                 void *out);
+/** Moves a global tensor from one layout to another (a `reshard` between
+ *  meshes): `from` and `to` describe the same global shape and dtype (names
+ *  may be NULL), each with its mesh and sharding. Every rank calls it. `in`
+ *  is this rank's local (padded) shard under `from` (ignored on a rank with
+ *  no place on from's mesh); `out` receives its shard under `to`, padding
+ *  zeroed (ignored on a rank with no place on to's mesh). Each element comes
+ *  from one holder: the rank itself when it holds it (no message), else one
+ *  replica chosen to spread the load. Point-to-point over MPI_COMM_WORLD. */
+void shardrt_redistribute(shardrt_context *ctx, int64_t op, const shardrt_tensor *from,
+                          const shardrt_tensor *to, const void *in, void *out);
 /** This rank's coordinate along `axis` of `mesh` (a sub-axis: its digit). */
 int32_t shardrt_axis_index(shardrt_context *ctx, int64_t mesh, const shardrt_axis_ref *axis);
 
