@@ -131,21 +131,27 @@ std::string helpText(const shardrt_program &program, const std::string &name) {
       format("usage: mpirun -n %lld %s [--input NAME=FILE.npy]... [--output-dir DIR] [--profile] "
              "[--repeat K]\n\n",
              static_cast<long long>(program.num_devices), name.c_str());
-  text += format("Compiled by shardc from %s for %lld devices, one MPI rank each.\n\n",
-                 program.name ? program.name : "?", static_cast<long long>(program.num_devices));
+  text += format("Compiled by shardc from %s for %lld device%s, one MPI rank each.\n\n",
+                 program.name ? program.name : "?", static_cast<long long>(program.num_devices),
+                 program.num_devices == 1 ? "" : "s");
   text += "meshes:\n";
+  bool anyMesh = false;
   for (int64_t m = 0; m < program.num_meshes; ++m)
-    text += format("  @%s = %s\n", program.meshes[m].name, meshText(program.meshes[m]).c_str());
+    if (*program.meshes[m].name) { // the unnamed mesh of a program without meshes is not shown
+      text += format("  @%s = %s\n", program.meshes[m].name, meshText(program.meshes[m]).c_str());
+      anyMesh = true;
+    }
+  if (!anyMesh)
+    text += "  (none: every value is whole on every device)\n";
   text += "\ninputs (--input NAME=FILE.npy, or --random-inputs SEED):\n";
   for (int64_t i = 0; i < program.num_inputs; ++i) {
     const shardrt_tensor &t = program.inputs[i];
-    text +=
-        format("  %%%s: %s %s\n", t.name, typeText(t).c_str(), shardingText(program, t).c_str());
+    text += format("  %%%s: %s%s\n", t.name, typeText(t).c_str(), shardingText(program, t).c_str());
   }
   text += "\noutputs (DIR/resultN.npy with --output-dir, else a summary on stdout):\n";
   for (int64_t i = 0; i < program.num_outputs; ++i) {
     const shardrt_tensor &t = program.outputs[i];
-    text += format("  result%lld: %s %s\n", static_cast<long long>(i), typeText(t).c_str(),
+    text += format("  result%lld: %s%s\n", static_cast<long long>(i), typeText(t).c_str(),
                    shardingText(program, t).c_str());
   }
   text += "\noptions:\n"

@@ -99,7 +99,7 @@ void printOutputSummary(shardrt_context *ctx, const void *const *outputs) {
     waitAll(ctx, 3, requests, "MPI_Ireduce");
     if (ctx->rank != 0)
       continue;
-    std::string text = format("result%lld: %s %s\n", static_cast<long long>(i), typeText(t).c_str(),
+    std::string text = format("result%lld: %s%s\n", static_cast<long long>(i), typeText(t).c_str(),
                               shardingText(program, t).c_str());
     if (elements == 0) {
       text += "  (no elements)\n";

@@ -33,7 +33,9 @@ std::string typeText(const shardrt_tensor &tensor) {
 
 std::string shardingText(const shardrt_program &program, const shardrt_tensor &tensor) {
   const shardrt_mesh &mesh = program.meshes[tensor.mesh];
-  std::string text = format("sharding<@%s, [", mesh.name);
+  if (!*mesh.name) // a value of a program without meshes: no sharding to show
+    return "";
+  std::string text = format(" sharding<@%s, [", mesh.name);
   const shardrt_axis_ref *axis = tensor.dim_axes;
   for (int64_t d = 0; d < tensor.ndims; ++d) {
     text += d ? ", {" : "{";

@@ -160,9 +160,11 @@ llvm::GlobalVariable *ProgramDescription::finish(const std::string &programName,
         {string(mesh->name), llvm::ConstantInt::get(i64_, static_cast<int64_t>(mesh->axes.size())),
          array(i8p_, axisNames, "axis_names"), int64Array(axisSizes, "axis_sizes"), deviceIds}));
   }
-  if (needsEveryDeviceMesh_) // no axes, no device ids: every device holds everything
+  // No axes, no device ids: every device holds everything. Unnamed, so the
+  // runtime shows such values without a sharding.
+  if (needsEveryDeviceMesh_)
     meshes.push_back(
-        llvm::ConstantStruct::get(mesh_, {string("every_device"), llvm::ConstantInt::get(i64_, 0),
+        llvm::ConstantStruct::get(mesh_, {string(""), llvm::ConstantInt::get(i64_, 0),
                                           llvm::ConstantPointerNull::get(i8p_->getPointerTo()),
                                           llvm::ConstantPointerNull::get(i64_->getPointerTo()),
                                           llvm::ConstantPointerNull::get(i64_->getPointerTo())}));
