@@ -1,21 +1,20 @@
 // A harness for the LLVM backend's elemental lowering on its own: compiles a
 // .shd @main whose ops are all elemental into one JIT-compiled function
 // (`void kernel(i8 **buffers)`: one buffer per materialized value, in the
-// order arguments, then op results), optimizes it at O3 for the host with
-// libmvec as the vector library (as the driver does), runs it on
+// order arguments, then op results), optimizes it with the driver's pipeline
+// (optimizeModule: O3 for the host, libmvec's vector math), runs it on
 // interpreter tensors and returns @main's results.
 #pragma once
 
 #include "backend/interpreter/Interpreter.h"
 #include "backend/llvm/Lowering.h"
+#include "backend/llvm/Target.h"
 #include "tools/shardc/Pipeline.h"
 
 #include <catch2/catch.hpp>
 
-#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Verifier.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
@@ -135,8 +134,12 @@ private:
     INFO(errors);
     REQUIRE_FALSE(llvm::verifyModule(*module, &errorStream));
 
+    // The driver's pipeline: O3 for the host with libmvec's vector math.
+    std::string error;
+    std::unique_ptr<llvm::TargetMachine> machine = llvmgen::createTargetMachine("native", error);
+    REQUIRE(machine);
+    llvmgen::optimizeModule(*module, *machine);
     auto machineBuilder = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
-    optimize(*module, machineBuilder);
     llvm::raw_string_ostream irStream(ir_);
     module->print(irStream, nullptr);
     jit_ = llvm::cantFail(
@@ -144,31 +147,16 @@ private:
     jit_->getMainJITDylib().addGenerator(
         llvm::cantFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
             jit_->getDataLayout().getGlobalPrefix())));
+    // optimizeModule's constructor sets OpenBLAS to one thread; never run here.
+    static void (*const noBlas)(int) = [](int) {};
+    llvm::cantFail(jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(
+        {{jit_->mangleAndIntern("openblas_set_num_threads"),
+          llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(noBlas),
+                                   llvm::JITSymbolFlags::Exported)}})));
     llvm::cantFail(
         jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
     kernel_ =
         reinterpret_cast<void (*)(void **)>(llvm::cantFail(jit_->lookup("kernel")).getAddress());
-  }
-
-  static void optimize(llvm::Module &module, llvm::orc::JITTargetMachineBuilder machineBuilder) {
-    std::unique_ptr<llvm::TargetMachine> machine =
-        llvm::cantFail(machineBuilder.createTargetMachine());
-    module.setDataLayout(machine->createDataLayout());
-    module.setTargetTriple(machine->getTargetTriple().str());
-    llvm::TargetLibraryInfoImpl libraryInfo(machine->getTargetTriple());
-    libraryInfo.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86);
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder passes(machine.get());
-    fam.registerPass([&] { return llvm::TargetLibraryAnalysis(libraryInfo); });
-    passes.registerModuleAnalyses(mam);
-    passes.registerCGSCCAnalyses(cgam);
-    passes.registerFunctionAnalyses(fam);
-    passes.registerLoopAnalyses(lam);
-    passes.crossRegisterProxies(lam, fam, cgam, mam);
-    passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(module, mam);
   }
 
   static void toBytes(const interp::Tensor &t, char *out) {
