@@ -221,6 +221,10 @@ bool emitReductionByRows(KernelLowering &k, const Value *v) {
     });
   };
 
+  // Live only during this op, so the stack slots of successive reductions
+  // can share memory.
+  llvm::TypeSize accBytes = fn->getParent()->getDataLayout().getTypeAllocSize(accArray);
+  b.CreateLifetimeStart(accumulators, b.getInt64(accBytes.getFixedSize()));
   k.emitLoopNest(outerShape, [&](const std::vector<llvm::Value *> &index) {
     for (size_t j = 0; j < outerDims.size(); ++j)
       dims[outerDims[j]] = index[j];
@@ -234,6 +238,7 @@ bool emitReductionByRows(KernelLowering &k, const Value *v) {
       reduceBlock(base, b.CreateSelect(b.CreateICmpSLT(rest, k.i64(block)), rest, k.i64(block)));
     });
   });
+  b.CreateLifetimeEnd(accumulators, b.getInt64(accBytes.getFixedSize()));
   return true;
 }
 
