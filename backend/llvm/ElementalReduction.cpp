@@ -3,8 +3,10 @@
 // read by exactly one result element) carrying the accumulator in a phi.
 // Numerics as backend/interpreter/ReductionOps.cpp: float sums and means
 // accumulate in double (with `reassoc`, so the loop vectorizes) and round
-// once; integers wrap; max/min propagate NaN; an empty reduction gives the
-// identity (mean: NaN). reduce_mean of integers is their sum, as there.
+// once; integers wrap; max/min propagate NaN (through a separate NaN flag,
+// so the max itself is a maxnum reduction that vectorizes too); an empty
+// reduction gives the identity (mean: NaN). reduce_mean of integers is their
+// sum, as there.
 //
 // A materialized reduction that keeps its operand's innermost dim (column
 // sums, a bias gradient) would read that operand with a stride in the
@@ -12,16 +14,19 @@
 // into a block of accumulators.
 #include "backend/llvm/ElementalInternal.h"
 
+#include <llvm/IR/Intrinsics.h>
+
 #include <limits>
 
 namespace shardc::llvmgen::elemental {
 namespace {
 
-/// for i in [0, count) (count > 0): acc = step(i, acc), starting from
-/// `init`; returns the final acc. Leaves the builder after the loop.
-llvm::Value *
-emitAccumulatingLoop(KernelLowering &k, int64_t count, llvm::Value *init,
-                     const std::function<llvm::Value *(llvm::Value *, llvm::Value *)> &step) {
+/// for i in [0, count) (count > 0): state = step(i, state), starting from
+/// `init` (one phi per value); returns the final state. Leaves the builder
+/// after the loop.
+using State = std::vector<llvm::Value *>;
+State emitAccumulatingLoop(KernelLowering &k, int64_t count, const State &init,
+                           const std::function<State(llvm::Value *, const State &)> &step) {
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::BasicBlock *pre = b.GetInsertBlock();
@@ -30,13 +35,19 @@ emitAccumulatingLoop(KernelLowering &k, int64_t count, llvm::Value *init,
   b.CreateBr(header);
   b.SetInsertPoint(header);
   llvm::PHINode *i = b.CreatePHI(b.getInt64Ty(), 2, "r");
-  llvm::PHINode *acc = b.CreatePHI(init->getType(), 2, "acc");
   i->addIncoming(k.i64(0), pre);
-  acc->addIncoming(init, pre);
-  llvm::Value *next = step(i, acc);
+  std::vector<llvm::PHINode *> phis;
+  State state;
+  for (llvm::Value *v : init) {
+    phis.push_back(b.CreatePHI(v->getType(), 2, "acc"));
+    phis.back()->addIncoming(v, pre);
+    state.push_back(phis.back());
+  }
+  State next = step(i, state);
   llvm::Value *nextI = b.CreateAdd(i, k.i64(1), "", true, true);
   i->addIncoming(nextI, b.GetInsertBlock());
-  acc->addIncoming(next, b.GetInsertBlock());
+  for (size_t j = 0; j < phis.size(); ++j)
+    phis[j]->addIncoming(next[j], b.GetInsertBlock());
   b.CreateCondBr(b.CreateICmpSLT(nextI, k.i64(count)), header, exit);
   b.SetInsertPoint(exit);
   return next;
@@ -80,6 +91,43 @@ struct Reduction {
     // std::max(acc, x) = acc < x ? x : acc; std::min(acc, x) = x < acc ? x : acc.
     llvm::Value *takeX = isMax() ? b.CreateICmpSLT(acc, x) : b.CreateICmpSLT(x, acc);
     return b.CreateSelect(takeX, x, acc);
+  }
+
+  // The loop-carried state of one result element: the accumulator, and for
+  // float max/min a NaN flag. maxnum/minnum ignore NaN but form a reduction
+  // LLVM vectorizes (the select of combine does not); the flag, an
+  // or-reduction, restores NaN propagation at the end.
+  bool tracksNaN() const { return isFloat(dtype) && isMinMax(); }
+
+  State initialState(KernelLowering &k) const {
+    if (tracksNaN())
+      return {identity(), k.builder.getFalse()};
+    return {identity()};
+  }
+
+  State step(KernelLowering &k, const State &state, llvm::Value *x) const {
+    if (!tracksNaN())
+      return {combine(k, state[0], x)};
+    llvm::IRBuilder<> &b = k.builder;
+    // A NaN element enters as the identity, so maxnum never sees a NaN and
+    // its `nnan nsz` flags (what the vectorizer asks of an FP min/max
+    // reduction) hold: nothing here can be poison.
+    llvm::Value *isNaN = b.CreateFCmpUNO(x, x);
+    llvm::Value *clean = b.CreateSelect(isNaN, identity(), x);
+    llvm::Value *acc = callIntrinsic(k, isMax() ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
+                                     {state[0], clean});
+    if (auto *call = llvm::dyn_cast<llvm::Instruction>(acc)) {
+      call->setHasNoNaNs(true);
+      call->setHasNoSignedZeros(true);
+    }
+    return {acc, b.CreateOr(state[1], isNaN)};
+  }
+
+  llvm::Value *finishState(KernelLowering &k, const State &state, int64_t count) const {
+    llvm::Value *acc = state[0];
+    if (tracksNaN())
+      acc = k.builder.CreateSelect(state[1], llvm::ConstantFP::getNaN(accType), acc);
+    return finish(k, acc, count);
   }
 
   /// The result element from the final accumulator over `count` elements.
@@ -145,18 +193,18 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
   if (r.count == 0)
     return r.reduction.finish(k, r.reduction.identity(), 0);
 
-  std::function<llvm::Value *(size_t, llvm::Value *)> nest = [&](size_t level, llvm::Value *acc) {
+  std::function<State(size_t, const State &)> nest = [&](size_t level, const State &state) {
     if (level == loopDims.size()) {
       ElementIndex at(shape, dims);
-      return r.reduction.combine(k, acc, elementOf(k, x, at));
+      return r.reduction.step(k, state, elementOf(k, x, at));
     }
     size_t d = loopDims[level];
-    return emitAccumulatingLoop(k, shape[d], acc, [&](llvm::Value *i, llvm::Value *inner) {
+    return emitAccumulatingLoop(k, shape[d], state, [&](llvm::Value *i, const State &inner) {
       dims[d] = i;
       return nest(level + 1, inner);
     });
   };
-  return r.reduction.finish(k, nest(0, r.reduction.identity()), r.count);
+  return r.reduction.finishState(k, nest(0, r.reduction.initialState(k)), r.count);
 }
 
 bool emitReductionByRows(KernelLowering &k, const Value *v) {

@@ -6,6 +6,7 @@
 #include <llvm/Support/Host.h>
 
 #include <algorithm>
+#include <limits>
 
 using namespace shardc;
 using namespace shardc::testing;
@@ -121,4 +122,21 @@ TEST_CASE("fusion: operands and results of non-elemental ops are in memory", "[l
   CHECK_FALSE(llvmgen::isElementalOp(OpKind::Matmul));
   CHECK_FALSE(llvmgen::isElementalOp(OpKind::AllGather));
   CHECK_FALSE(llvmgen::isElementalOp(OpKind::ManualComputation));
+}
+TEST_CASE("fusion: max and min over rows vectorize and still propagate NaN", "[llvm]") {
+  for (const char *op : {"reduce_max", "reduce_min"}) {
+    ElementalKernel kernel(program("%a: tensor<4x256xf32>",
+                                   std::string("%r = ") + op + " %a {dims = [1]}\nreturn %r",
+                                   "tensor<4xf32>"));
+    INFO(kernel.ir());
+    CHECK(kernel.ir().find("x float>") != std::string::npos); // vector code
+    std::vector<double> values(1024);
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = static_cast<double>((i * 37) % 101) - 50;
+    values[3] = std::numeric_limits<double>::quiet_NaN();   // row 0: first block
+    values[511] = std::numeric_limits<double>::quiet_NaN(); // row 1: last element
+    values[600] = -std::numeric_limits<double>::infinity();
+    checkAgainstInterpreter(kernel,
+                            {interp::makeFloatTensor(TensorType{{4, 256}, DType::F32}, values)});
+  }
 }
