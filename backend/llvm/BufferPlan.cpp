@@ -1,5 +1,6 @@
 // First-fit arena placement by decreasing size (the usual offline heuristic
-// for buffer sharing: big buffers first leave the small ones the gaps).
+// for buffer sharing: big buffers first leave the small ones the gaps), equal
+// sizes by when they are written.
 #include "backend/llvm/BufferPlan.h"
 
 #include <algorithm>
@@ -14,8 +15,16 @@ ArenaPlan planArena(const std::vector<BufferRequest> &requests) {
   };
   std::vector<size_t> order(requests.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return requests[a].bytes > requests[b].bytes; });
+  // Equal sizes go in the order they are written: first fit in start order
+  // packs intervals optimally (a chain of same-size values needs two
+  // buffers, not three), and the plan does not depend on the order of
+  // `requests` beyond exact ties.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const BufferRequest &x = requests[a], &y = requests[b];
+    if (x.bytes != y.bytes)
+      return x.bytes > y.bytes;
+    return std::make_pair(x.firstStep, x.lastStep) < std::make_pair(y.firstStep, y.lastStep);
+  });
 
   ArenaPlan plan;
   plan.offsets.assign(requests.size(), 0);

@@ -115,6 +115,15 @@ void KernelEmitter::lowerManual(const Op &op) {
   const Sharding &any =
       parts.inShardings.empty() ? parts.outShardings.front() : parts.inShardings.front();
   const Mesh &mesh = description_.meshOf(any);
+  // The body runs once per device: every axis must be manual (the
+  // partitioned form), or a collective's groups and each block's shape
+  // would mean something else.
+  bool allManual = parts.manualAxes.size() == mesh.axes.size();
+  for (size_t i = 0; allManual && i < mesh.axes.size(); ++i)
+    allManual = !parts.manualAxes[i].isSubAxis() && parts.manualAxes[i].name == mesh.axes[i].name;
+  if (!allManual)
+    throw CodegenError(op.loc, "manual_computation must make every axis of mesh @" + mesh.name +
+                                   " manual, in mesh order (the partitioned form)");
   // Only the ranks with a place on the mesh run the body.
   auto *i8p = builder_.getInt8PtrTy();
   llvm::Value *position = builder_.CreateCall(

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <deque>
 #include <random>
 
@@ -106,4 +107,21 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
   // %r and %m are both results: live together to the end, so apart.
   int64_t r = plan.arenaOffset(value("r")), m = plan.arenaOffset(value("m"));
   CHECK((r + 4 * 4 * 4 <= m || m + 4 * 4 * 4 <= r));
+}
+
+TEST_CASE("arena: a chain of same-size values fits in two buffers whatever the request order",
+          "[llvm]") {
+  // v_i is written at step i and read at step i + 1 (v_5 until the end).
+  std::vector<BufferRequest> chain;
+  for (int64_t i = 1; i <= 5; ++i)
+    chain.push_back(BufferRequest{4096, i, i == 5 ? 9 : i + 1});
+  std::vector<size_t> order{0, 1, 2, 3, 4};
+  do {
+    std::vector<BufferRequest> requests;
+    for (size_t i : order)
+      requests.push_back(chain[i]);
+    ArenaPlan plan = planArena(requests);
+    checkPlan(requests, plan);
+    CHECK(plan.bytes == 2 * 4096);
+  } while (std::next_permutation(order.begin(), order.end()));
 }
