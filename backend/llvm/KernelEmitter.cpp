@@ -5,6 +5,7 @@
 #include "backend/llvm/Codegen.h"
 
 #include <llvm/IR/Function.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 
 namespace shardc::llvmgen {
 
@@ -30,51 +31,97 @@ llvm::Function *KernelEmitter::emit() {
   for (size_t i = 0; i < program_.meshes.size(); ++i)
     k_->meshIndices[program_.meshes[i].get()] = static_cast<int64_t>(i);
 
+  kernelContext_ = kernel->getArg(0);
+  kernelInputs_ = kernel->getArg(1);
   if (plan_.arenaBytes() > 0)
-    arena_ = builder_.CreateCall(runtime("shardrt_alloc", i8p, {i8p, builder_.getInt64Ty()}),
-                                 {k_->runtimeContext, k_->i64(plan_.arenaBytes())}, "arena");
-  bindAllStorage(kernel->getArg(1));
+    arena_ = emitArena(kernel);
+  useFrame(kernelContext_, arena_, kernelInputs_, nullptr);
   lowerBlock(main_.body, /*topLevel=*/true);
   copyResults(kernel->getArg(2));
-  if (arena_)
-    builder_.CreateCall(runtime("shardrt_free", builder_.getVoidTy(), {i8p}), {arena_});
   builder_.CreateRetVoid();
   return kernel;
 }
 
-// Every buffer pointer is computed in the entry block, so it dominates every
-// use, inside a manual body or after it.
-void KernelEmitter::bindAllStorage(llvm::Value *inputs) { bindBlock(main_.body, inputs); }
+// The arena is allocated by the first run and kept for the next ones
+// (--repeat K): a fresh allocation per run would pay its page faults every
+// time. A destructor frees it at exit.
+llvm::Value *KernelEmitter::emitArena(llvm::Function *kernel) {
+  llvm::LLVMContext &context = module_.getContext();
+  auto *i8p = builder_.getInt8PtrTy();
+  auto *slot = new llvm::GlobalVariable(module_, i8p, false, llvm::GlobalValue::InternalLinkage,
+                                        llvm::ConstantPointerNull::get(i8p), "shardc.arena");
+  llvm::Value *kept = builder_.CreateLoad(i8p, slot);
+  auto *allocate = llvm::BasicBlock::Create(context, "arena.alloc", kernel);
+  auto *ready = llvm::BasicBlock::Create(context, "arena.ready", kernel);
+  llvm::BasicBlock *entry = builder_.GetInsertBlock();
+  builder_.CreateCondBr(builder_.CreateIsNull(kept), allocate, ready);
+  builder_.SetInsertPoint(allocate);
+  llvm::Value *fresh =
+      builder_.CreateCall(runtime("shardrt_alloc", i8p, {i8p, builder_.getInt64Ty()}),
+                          {kernelContext_, k_->i64(plan_.arenaBytes())});
+  builder_.CreateStore(fresh, slot);
+  builder_.CreateBr(ready);
+  builder_.SetInsertPoint(ready);
+  llvm::PHINode *arena = builder_.CreatePHI(i8p, 2, "arena");
+  arena->addIncoming(kept, entry);
+  arena->addIncoming(fresh, allocate);
 
-void KernelEmitter::bindBlock(const Block &block, llvm::Value *inputs) {
-  auto bind = [&](const Value *v) {
+  auto *dtor =
+      llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(), false),
+                             llvm::GlobalValue::InternalLinkage, "shardc.free_arena", module_);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", dtor));
+  b.CreateCall(runtime("shardrt_free", b.getVoidTy(), {i8p}), {b.CreateLoad(i8p, slot)});
+  b.CreateRetVoid();
+  llvm::appendToGlobalDtors(module_, dtor, 0);
+  return arena;
+}
+
+void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
+                             llvm::BasicBlock *entry) {
+  k_->runtimeContext = context;
+  k_->resetBuffers();
+  k_->bufferSource = [this, arena, inputs, entry](const Value *v) -> llvm::Value * {
     if (!plan_.hasStorage(v))
-      return;
+      return nullptr;
     const Value *storage = plan_.storageOf(v);
-    llvm::Value *&pointer = storagePointers_[storage];
-    if (!pointer) {
-      int64_t input = plan_.inputIndexOf(storage);
-      if (input >= 0)
-        pointer =
-            builder_.CreateLoad(builder_.getInt8PtrTy(),
-                                builder_.CreateConstInBoundsGEP1_64(builder_.getInt8PtrTy(), inputs,
-                                                                    static_cast<uint64_t>(input)),
-                                "%" + storage->name);
-      else
-        pointer = builder_.CreateConstInBoundsGEP1_64(
-            builder_.getInt8Ty(), arena_, static_cast<uint64_t>(plan_.arenaOffset(storage)),
-            "%" + storage->name);
-    }
-    k_->setBuffer(v, pointer);
+    llvm::IRBuilder<> b(builder_.getContext());
+    if (entry)
+      b.SetInsertPoint(entry, entry->begin());
+    else
+      b.SetInsertPoint(builder_.GetInsertBlock(), builder_.GetInsertPoint());
+    int64_t input = plan_.inputIndexOf(storage);
+    if (input >= 0)
+      return b.CreateLoad(
+          b.getInt8PtrTy(),
+          b.CreateConstInBoundsGEP1_64(b.getInt8PtrTy(), inputs, static_cast<uint64_t>(input)),
+          "%" + storage->name);
+    return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), arena,
+                                        static_cast<uint64_t>(plan_.arenaOffset(storage)),
+                                        "%" + storage->name);
   };
-  for (const auto &arg : block.args)
-    bind(arg.get());
-  for (const auto &op : block.ops) {
-    if (op->body)
-      bindBlock(*op->body, inputs);
-    for (const auto &result : op->results)
-      bind(result.get());
-  }
+}
+
+void KernelEmitter::emitInOwnFunction(const std::function<void()> &body) {
+  auto *i8p = builder_.getInt8PtrTy();
+  auto *type =
+      llvm::FunctionType::get(builder_.getVoidTy(), {i8p, i8p, i8p->getPointerTo()}, false);
+  auto *fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
+                                    "shardc.op." + std::to_string(opFunctions_++), module_);
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilderBase::InsertPoint caller = builder_.saveIP();
+  auto *entry = llvm::BasicBlock::Create(module_.getContext(), "entry", fn);
+  auto *start = llvm::BasicBlock::Create(module_.getContext(), "start", fn);
+  builder_.SetInsertPoint(entry);
+  builder_.CreateBr(start);
+  builder_.SetInsertPoint(start);
+  useFrame(fn->getArg(0), fn->getArg(1), fn->getArg(2), entry);
+  body();
+  builder_.CreateRetVoid();
+  builder_.restoreIP(caller);
+  useFrame(kernelContext_, arena_, kernelInputs_, nullptr);
+  llvm::Value *arena = arena_ ? arena_ : llvm::ConstantPointerNull::get(i8p);
+  builder_.CreateCall(fn, {kernelContext_, arena, kernelInputs_});
 }
 
 int64_t KernelEmitter::profileId(const Op &op) {
@@ -172,7 +219,7 @@ void KernelEmitter::lowerOp(const Op &op) {
   }
   int64_t id = profileId(op);
   if (opInfo(op.kind).group == OpGroup::Collective) {
-    emitCollective(*k_, description_, op); // times itself under `id`
+    emitInOwnFunction([&] { emitCollective(*k_, description_, op); }); // times itself
     return;
   }
   auto *i8p = builder_.getInt8PtrTy();
@@ -180,19 +227,21 @@ void KernelEmitter::lowerOp(const Op &op) {
       runtime("shardrt_op_begin", builder_.getVoidTy(), {i8p, builder_.getInt64Ty()});
   llvm::FunctionCallee end =
       runtime("shardrt_op_end", builder_.getVoidTy(), {i8p, builder_.getInt64Ty()});
-  builder_.CreateCall(begin, {k_->runtimeContext, k_->i64(id)});
-  if (elemental) {
-    for (const auto &result : op.results)
-      if (k_->fusion().isMaterialized(result.get()))
-        emitElementalOp(*k_, result.get());
-  } else if (op.kind == OpKind::Matmul || op.kind == OpKind::Einsum) {
-    emitContraction(*k_, op);
-  } else {
+  if (!elemental && op.kind != OpKind::Matmul && op.kind != OpKind::Einsum)
     throw CodegenError(op.loc,
                        std::string("the LLVM backend cannot lower '") + op.name() + "' here");
-  }
-  k_->freeScratch();
-  builder_.CreateCall(end, {k_->runtimeContext, k_->i64(id)});
+  builder_.CreateCall(begin, {kernelContext_, k_->i64(id)});
+  emitInOwnFunction([&] {
+    if (elemental) {
+      for (const auto &result : op.results)
+        if (k_->fusion().isMaterialized(result.get()))
+          emitElementalOp(*k_, result.get());
+    } else {
+      emitContraction(*k_, op);
+    }
+    k_->freeScratch();
+  });
+  builder_.CreateCall(end, {kernelContext_, k_->i64(id)});
 }
 
 void KernelEmitter::copyResults(llvm::Value *outputs) {

@@ -2,7 +2,12 @@
 //   void shardc.kernel(shardrt_context *ctx, const void *const *inputs,
 //                      void *const *outputs)
 // emitted from @main's body by the plan of KernelPlan.h (see Codegen.cpp for
-// the walk).
+// the walk). Each op is emitted into a function of its own,
+//   void shardc.op.N(shardrt_context *ctx, char *arena, const void *const *inputs)
+// which the kernel calls in order: LLVM optimizes each separately, so the
+// time to compile grows with the number of ops, not faster (one function of
+// 10k ops took O3 tens of seconds), and nothing is lost, since ops meet only
+// through memory.
 #pragma once
 
 #include "backend/llvm/KernelPlan.h"
@@ -29,10 +34,17 @@ private:
   KernelPlan plan_;
   std::unique_ptr<KernelLowering> k_;
   llvm::Value *arena_ = nullptr;
-  std::map<const Value *, llvm::Value *> storagePointers_;
+  llvm::Value *kernelContext_ = nullptr, *kernelInputs_ = nullptr;
+  int64_t opFunctions_ = 0;
 
-  void bindAllStorage(llvm::Value *inputs);
-  void bindBlock(const Block &block, llvm::Value *inputs);
+  /// Buffer pointers are computed in the function being emitted: from its
+  /// `arena` and `inputs` arguments, at `entry` (null: where the builder is).
+  /// The arena, allocated on the first run and kept (see the .cpp).
+  llvm::Value *emitArena(llvm::Function *kernel);
+  void useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
+                llvm::BasicBlock *entry);
+  /// Emits `body` into a new function shardc.op.N and a call of it here.
+  void emitInOwnFunction(const std::function<void()> &body);
   void lowerBlock(const Block &block, bool topLevel);
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);

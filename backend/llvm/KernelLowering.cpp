@@ -8,9 +8,12 @@ namespace shardc::llvmgen {
 
 llvm::Value *KernelLowering::buffer(const Value *v) const {
   auto it = buffers_.find(v);
-  if (it == buffers_.end())
+  if (it != buffers_.end())
+    return it->second;
+  llvm::Value *pointer = bufferSource ? bufferSource(v) : nullptr;
+  if (!pointer)
     throw std::logic_error("llvm backend: %" + v->name + " has no buffer");
-  return it->second;
+  return buffers_[v] = pointer;
 }
 
 void KernelLowering::setBuffer(const Value *v, llvm::Value *bufferPtr) { buffers_[v] = bufferPtr; }

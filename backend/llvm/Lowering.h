@@ -106,7 +106,13 @@ public:
   /// op that reads it has been lowered.
   llvm::Value *buffer(const Value *v) const;
   void setBuffer(const Value *v, llvm::Value *bufferPtr);
-  bool hasBuffer(const Value *v) const { return buffers_.count(v) != 0; }
+  bool hasBuffer(const Value *v) const { return buffers_.count(v) != 0 || bufferSource; }
+  /// [core] Where buffer() gets a pointer it has not been given: computes it
+  /// in the function being emitted (each op is emitted into a function of its
+  /// own, so pointers are made per function).
+  std::function<llvm::Value *(const Value *)> bufferSource;
+  /// Forgets every buffer pointer (a new function is being emitted).
+  void resetBuffers() { buffers_.clear(); }
   /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
   /// valid until the op is done: [core] frees it after the op.
   llvm::Value *scratch(int64_t bytes);
@@ -152,7 +158,7 @@ public:
   std::map<const Op *, int64_t> opIds;
 
 private:
-  std::map<const Value *, llvm::Value *> buffers_;
+  mutable std::map<const Value *, llvm::Value *> buffers_;
   std::vector<llvm::Value *> scratch_;
   const FusionPlan *fusion_ = nullptr;
   const Mesh *currentMesh_ = nullptr;
