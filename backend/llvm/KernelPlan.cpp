@@ -28,7 +28,10 @@ KernelPlan::KernelPlan(const shardc::Module &program, const Function &main) : pr
 
   std::vector<const Value *> stored;
   std::vector<BufferRequest> requests;
-  for (const auto &[v, request] : requests_) {
+  // In the order the values are written: the plan (and --emit=llvm) must
+  // not depend on where the IR happens to live in memory.
+  for (const Value *v : definitionOrder_) {
+    const BufferRequest &request = requests_.at(v);
     stored.push_back(v);
     requests.push_back(request);
   }
@@ -55,6 +58,8 @@ bool KernelPlan::hasStorage(const Value *v) const {
 
 void KernelPlan::define(const Value *v, const TensorType &local) {
   localTypes_[v] = local;
+  if (!requests_.count(v))
+    definitionOrder_.push_back(v);
   BufferRequest &r = requests_[v];
   r.bytes = local.numElements() * dtypeBytes(local.dtype);
   r.firstStep = r.lastStep = step_;

@@ -44,6 +44,7 @@ private:
   std::map<const Value *, int64_t> inputIndex_;
   std::map<const Value *, TensorType> localTypes_;
   std::map<const Value *, BufferRequest> requests_;
+  std::vector<const Value *> definitionOrder_; // the keys of requests_, as defined
   std::map<const Value *, int64_t> offsets_;
   ArenaPlan arena_;
   int64_t step_ = 0;
