@@ -13,21 +13,13 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
+from lit_programs import runnable_programs  # noqa: E402
+
 shardc, compare, mpiexec, work, minimum = sys.argv[1:6]
 dirs = sys.argv[6:]
-programs = []
-for top in dirs:
-    for root, subdirs, files in os.walk(top):
-        subdirs[:] = sorted(d for d in subdirs if d != "Inputs")
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            if not name.endswith(".shd"):
-                continue
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-            if "func @main" not in text or "expected-" in text or "split-input-file" in text:
-                continue
-            programs.append((top, path))
+programs = [(top, path) for top in dirs for path in runnable_programs(top)]
 
 
 def run(args, **kw):

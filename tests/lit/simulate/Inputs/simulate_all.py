@@ -10,19 +10,12 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
+from lit_programs import runnable_programs  # noqa: E402
+
 shardc, compare, lit_dir, work = sys.argv[1:5]
-programs = []
-for root, dirs, files in os.walk(lit_dir):
-    dirs[:] = sorted(d for d in dirs if d != "Inputs")
-    for name in sorted(files):
-        path = os.path.join(root, name)
-        if not name.endswith(".shd"):
-            continue
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-        if "func @main" not in text or "expected-" in text or "split-input-file" in text:
-            continue
-        programs.append(path)
+programs = runnable_programs(lit_dir)
 
 failed = 0
 checked = 0

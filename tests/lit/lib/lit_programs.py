@@ -1,0 +1,20 @@
+"""The programs of a directory tree that the whole-suite lit tests run: every
+.shd file with a @main that is meant to compile (no expected diagnostics, no
+--split-input-file chunks), outside Inputs/ directories, in sorted order.
+Shared by tests/lit/simulate and tests/lit/exec."""
+import os
+
+
+def runnable_programs(top):
+    programs = []
+    for root, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d != "Inputs")
+        for name in sorted(files):
+            if not name.endswith(".shd"):
+                continue
+            path = os.path.join(root, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            if "func @main" in text and "expected-" not in text and "split-input-file" not in text:
+                programs.append(path)
+    return programs
