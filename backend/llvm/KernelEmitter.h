@@ -37,10 +37,10 @@ private:
   llvm::Value *kernelContext_ = nullptr, *kernelInputs_ = nullptr;
   int64_t opFunctions_ = 0;
 
-  /// Buffer pointers are computed in the function being emitted: from its
-  /// `arena` and `inputs` arguments, at `entry` (null: where the builder is).
   /// The arena, allocated on the first run and kept (see the .cpp).
   llvm::Value *emitArena(llvm::Function *kernel);
+  /// Buffer pointers are computed in the function being emitted: from its
+  /// `arena` and `inputs` arguments, at `entry` (null: where the builder is).
   void useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
                 llvm::BasicBlock *entry);
   /// Emits `body` into a new function shardc.op.N and a call of it here.

@@ -14,48 +14,47 @@
 namespace shardc {
 namespace {
 
-/// The lowered and optimized module, or null after reporting why.
-std::unique_ptr<llvm::Module> compileToLLVM(const Module &spmd, const std::string &programName,
-                                            llvm::LLVMContext &context,
-                                            llvm::TargetMachine &machine, DiagnosticEngine &diags) {
+/// The target machine for --target-cpu and the program lowered and
+/// optimized for it; `module` is null after reporting why not.
+struct Native {
+  std::unique_ptr<llvm::TargetMachine> machine;
   std::unique_ptr<llvm::Module> module;
+};
+
+Native compileNative(const Module &spmd, const std::string &programName,
+                     const NativeOptions &options, llvm::LLVMContext &context,
+                     DiagnosticEngine &diags) {
+  Native native;
+  std::string error;
+  native.machine = llvmgen::createTargetMachine(options.targetCpu, error);
+  if (!native.machine) {
+    diags.error(Loc{}, error);
+    return native;
+  }
   try {
-    module = llvmgen::lowerProgram(spmd, context, programName);
+    native.module = llvmgen::lowerProgram(spmd, context, programName);
   } catch (const llvmgen::CodegenError &e) {
     diags.error(e.loc, e.what());
-    return nullptr;
+    return native;
   }
   std::string problems;
   llvm::raw_string_ostream out(problems);
-  if (llvm::verifyModule(*module, &out))
+  if (llvm::verifyModule(*native.module, &out))
     throw std::logic_error("the LLVM backend produced invalid IR: " + out.str());
-  llvmgen::optimizeModule(*module, machine);
-  return module;
-}
-
-std::unique_ptr<llvm::TargetMachine> targetMachine(const NativeOptions &options,
-                                                   DiagnosticEngine &diags) {
-  std::string error;
-  std::unique_ptr<llvm::TargetMachine> machine =
-      llvmgen::createTargetMachine(options.targetCpu, error);
-  if (!machine)
-    diags.error(Loc{}, error);
-  return machine;
+  llvmgen::optimizeModule(*native.module, *native.machine);
+  return native;
 }
 
 } // namespace
 
 bool emitLLVMText(const Module &spmd, const std::string &programName, const NativeOptions &options,
                   std::string &text, DiagnosticEngine &diags) {
-  std::unique_ptr<llvm::TargetMachine> machine = targetMachine(options, diags);
-  if (!machine)
-    return false;
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = compileToLLVM(spmd, programName, context, *machine, diags);
-  if (!module)
+  Native native = compileNative(spmd, programName, options, context, diags);
+  if (!native.module)
     return false;
   llvm::raw_string_ostream out(text);
-  module->print(out, nullptr);
+  native.module->print(out, nullptr);
   out.flush();
   return true;
 }
@@ -68,12 +67,9 @@ bool buildExecutable(const Module &spmd, const std::string &programName, const s
     diags.error(Loc{}, error);
     return false;
   }
-  std::unique_ptr<llvm::TargetMachine> machine = targetMachine(options, diags);
-  if (!machine)
-    return false;
   llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module = compileToLLVM(spmd, programName, context, *machine, diags);
-  if (!module)
+  Native native = compileNative(spmd, programName, options, context, diags);
+  if (!native.module)
     return false;
 
   llvm::SmallString<128> object;
@@ -81,7 +77,7 @@ bool buildExecutable(const Module &spmd, const std::string &programName, const s
     diags.error(Loc{}, "cannot create a temporary object file");
     return false;
   }
-  bool ok = llvmgen::emitObjectFile(*module, *machine, object.str().str(), error) &&
+  bool ok = llvmgen::emitObjectFile(*native.module, *native.machine, object.str().str(), error) &&
             llvmgen::linkExecutable(object.str().str(), output, *runtime, error);
   llvm::sys::fs::remove(object);
   if (!ok)
