@@ -42,8 +42,9 @@ const char *collectiveName(Collective kind);
 struct OpStats {
   int64_t calls = 0;
   double seconds = 0;
-  double bytes = 0;      // bytes moved per device (the DESIGN.md cost model)
-  double startTime = -1; // of the op now running (shardrt_op_begin)
+  std::vector<double> callSeconds; // each call's time, for the median
+  double bytes = 0;                // bytes moved per device (the DESIGN.md cost model)
+  double startTime = -1;           // of the op now running (shardrt_op_begin)
 };
 
 class Communicators;

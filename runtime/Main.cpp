@@ -12,6 +12,11 @@ extern "C" int shardrt_main(const shardrt_program *program, shardrt_kernel kerne
   for (int64_t i = 0; i < program->num_outputs; ++i)
     outputs.push_back(shardrt_alloc_output(ctx, i));
   for (int64_t run = 0; run < shardrt_repeat_count(ctx); ++run) {
+    // Every run starts on all ranks at once, so a run's time (its slowest
+    // rank) is the computation's and not the skew left by the previous run.
+    MPI_Request barrier;
+    shardrt::checkMpi(ctx, MPI_Ibarrier(ctx->world, &barrier), "MPI_Ibarrier");
+    shardrt::waitAll(ctx, 1, &barrier, "MPI_Ibarrier");
     double start = shardrt::now();
     kernel(ctx, inputs.data(), outputs.data());
     ctx->runSeconds.push_back(shardrt::now() - start);

@@ -26,17 +26,31 @@ void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double 
       continue;
     stats->calls += 1;
     stats->seconds += seconds;
+    stats->callSeconds.push_back(seconds);
     stats->bytes += bytes;
   }
 }
 
 namespace {
 
-/// calls, seconds, bytes of every stats entry, maximum over ranks, on rank 0.
+constexpr size_t kStatsFields = 4;
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+/// calls, seconds, median call seconds, bytes of every stats entry, maximum
+/// over ranks, on rank 0. The median is robust to the first run's page faults,
+/// which a benchmark of few runs would otherwise average in.
 std::vector<double> maxOverRanks(shardrt_context *ctx, const std::vector<const OpStats *> &all) {
-  std::vector<double> mine, result(3 * all.size());
+  std::vector<double> mine, result(kStatsFields * all.size());
   for (const OpStats *s : all)
-    mine.insert(mine.end(), {static_cast<double>(s->calls), s->seconds, s->bytes});
+    mine.insert(mine.end(),
+                {static_cast<double>(s->calls), s->seconds, median(s->callSeconds), s->bytes});
   MPI_Request request;
   checkMpi(ctx,
            MPI_Ireduce(mine.data(), result.data(), mpiCount(ctx, mine.size()), MPI_DOUBLE, MPI_MAX,
@@ -51,14 +65,16 @@ void printTable(const char *title, const std::vector<std::string> &names,
   size_t width = std::string(title).size();
   for (const std::string &name : names)
     width = std::max(width, std::min<size_t>(name.size(), 60));
-  std::printf("%-*s %8s %12s %12s %14s\n", static_cast<int>(width), title, "calls", "total ms",
-              "mean us", "bytes/device");
+  std::printf("%-*s %8s %12s %12s %12s %14s\n", static_cast<int>(width), title, "calls", "total ms",
+              "mean us", "median us", "bytes/device");
   for (size_t i = 0; i < names.size(); ++i) {
-    double calls = stats[3 * i], seconds = stats[3 * i + 1], bytes = stats[3 * i + 2];
+    const double *s = &stats[kStatsFields * i];
+    double calls = s[0], seconds = s[1], medianSeconds = s[2], bytes = s[3];
     if (calls == 0)
       continue;
-    std::printf("%-*s %8.0f %12.3f %12.1f %14.0f\n", static_cast<int>(width), names[i].c_str(),
-                calls, seconds * 1e3, seconds / calls * 1e6, bytes);
+    std::printf("%-*s %8.0f %12.3f %12.1f %12.1f %14.0f\n", static_cast<int>(width),
+                names[i].c_str(), calls, seconds * 1e3, seconds / calls * 1e6, medianSeconds * 1e6,
+                bytes);
   }
 }
 
@@ -80,8 +96,10 @@ void shardrt_op_end(shardrt_context *ctx, int64_t op) {
   OpStats &stats = ctx->opStats[static_cast<size_t>(op)];
   if (stats.startTime < 0)
     return;
+  double seconds = now() - stats.startTime;
   stats.calls += 1;
-  stats.seconds += now() - stats.startTime;
+  stats.seconds += seconds;
+  stats.callSeconds.push_back(seconds);
   stats.startTime = -1;
 }
 

@@ -68,16 +68,18 @@ std::vector<std::string> linkCommand(const std::string &object, const std::strin
                                    "-o",
                                    output,
                                    "-L" + runtime.libraryDir,
-                                   "-lshardrt",
-                                   "-lopenblas",
-                                   "-lmvec",
-                                   "-lm"};
-  for (std::string_view flags = SHARDC_LINK_EXTRA_FLAGS; !flags.empty();) {
-    size_t space = flags.find(' ');
-    if (space != 0)
-      argv.emplace_back(flags.substr(0, space));
-    flags = space == std::string_view::npos ? "" : flags.substr(space + 1);
-  }
+                                   "-lshardrt"};
+  auto addFlags = [&argv](std::string_view flags) {
+    while (!flags.empty()) {
+      size_t space = flags.find(' ');
+      if (space != 0)
+        argv.emplace_back(flags.substr(0, space));
+      flags = space == std::string_view::npos ? "" : flags.substr(space + 1);
+    }
+  };
+  addFlags(SHARDC_LINK_BLAS_FLAGS);
+  argv.insert(argv.end(), {"-lmvec", "-lm"});
+  addFlags(SHARDC_LINK_EXTRA_FLAGS);
   return argv;
 }
 

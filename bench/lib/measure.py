@@ -1,0 +1,148 @@
+"""Running things and reading their times: commands with a time limit, the
+output formats of shardc executables and of the peers, and statistics."""
+import os
+import re
+import statistics
+import subprocess
+import time
+
+
+class BenchError(Exception):
+    """A benchmark could not run (a build, a command or its output failed)."""
+
+
+def run(cmd, timeout, env=None, cwd=None):
+    """Runs `cmd`; returns its stdout. Raises BenchError with the command and
+    its stderr when it fails or runs past `timeout` seconds."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=full_env, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"timed out after {timeout} s: {' '.join(map(str, cmd))}")
+    except OSError as e:
+        raise BenchError(f"cannot run {cmd[0]}: {e}")
+    if done.returncode != 0:
+        raise BenchError(f"exit {done.returncode}: {' '.join(map(str, cmd))}\n"
+                         + (done.stderr.strip() or done.stdout.strip())[-2000:])
+    return done.stdout
+
+
+def wall_times(cmd, repeats, timeout, env=None):
+    """Seconds of wall time of each of `repeats` runs of `cmd`."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run(cmd, timeout, env)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+class Sample:
+    """Times of one measured thing over several runs (seconds)."""
+
+    def __init__(self, times):
+        if not times:
+            raise BenchError("no times were measured")
+        self.times = sorted(times)
+
+    @property
+    def median(self):
+        return statistics.median(self.times)
+
+    @property
+    def best(self):
+        return self.times[0]
+
+    @property
+    def worst(self):
+        return self.times[-1]
+
+    def spread(self):
+        """The range around the median, as +-percent: `+3% -1%`."""
+        m = self.median
+        return f"-{100 * (m - self.best) / m:.0f}% +{100 * (self.worst - m) / m:.0f}%"
+
+    def __len__(self):
+        return len(self.times)
+
+
+def peer_times(output):
+    """The `time S` lines of a peer's output."""
+    times = [float(m.group(1)) for m in re.finditer(r"^time ([0-9.eE+-]+)$", output, re.M)]
+    if not times:
+        raise BenchError(f"no 'time' lines in the peer's output:\n{output[-500:]}")
+    return times
+
+
+_RUNS = re.compile(r"^runs: (\d+) on (\d+) ranks, min ([0-9.]+) ms, median ([0-9.]+) ms, "
+                   r"max ([0-9.]+) ms$", re.M)
+_ROW = re.compile(r"^(.*?)\s+(\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+(\d+)$")
+
+
+class Profile:
+    """What a shardc executable prints with --repeat K --profile."""
+
+    def __init__(self, output):
+        match = _RUNS.search(output)
+        if not match:
+            raise BenchError(f"no 'runs:' line in the executable's output:\n{output[-500:]}")
+        self.text = output[match.start():].rstrip()
+        self.run_median = float(match.group(4)) / 1e3
+        self.ops = {}          # op label -> median seconds per call
+        self.collectives = {}  # kind -> median seconds per call
+        table = None
+        for line in output[match.end():].splitlines():
+            if line.startswith("op ") and "calls" in line:
+                table = self.ops
+            elif line.startswith("collective ") and "calls" in line:
+                table = self.collectives
+            elif table is not None:
+                row = _ROW.match(line)
+                if row:
+                    table[row.group(1).strip()] = float(row.group(5)) / 1e6
+
+    def op_seconds(self):
+        """The sum of every op's median time: the run without the copies into
+        the output buffers and the start of the run."""
+        return sum(self.ops.values())
+
+
+def first_line(cmd):
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.TimeoutExpired, IndexError):
+        return "unknown"
+
+
+def package_version(name):
+    return first_line(["dpkg-query", "-W", "-f=${Version}", name])
+
+
+def machine():
+    """Lines describing the machine and the peers' versions."""
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+        flags = ", ".join(x for x in ("avx2", "avx512f", "fma") if f" {x} " in text)
+    except OSError:
+        pass
+    return [
+        f"CPU: {cpu} ({flags}), {os.cpu_count()} cores",
+        f"Load average at start: {os.getloadavg()[0]:.2f}",
+        f"OpenBLAS {package_version('libopenblas0-pthread')}, "
+        f"ScaLAPACK {package_version('libscalapack-mpich2.2')}, "
+        f"MPICH {package_version('mpich')}, LLVM {package_version('llvm-14')}",
+    ]

@@ -1,0 +1,120 @@
+"""The .shd programs the benchmarks compile, written for a given size.
+
+Every program is ordinary shardc input: `shardc FILE -o EXE` builds it and
+`mpiexec -n RANKS EXE --random-inputs 1 --repeat K --profile` times it.
+"""
+
+
+def _tensor(shape, dtype):
+    return "tensor<" + "x".join(str(d) for d in shape) + f"x{dtype}>"
+
+
+def _mesh(ranks):
+    return f'@mesh = <["x"={ranks}]>\n\n'
+
+
+def matmul(n, dtype, ranks):
+    """C = A B with all three matrices split by rows: each rank gathers B
+    (the one collective) and multiplies its rows of A."""
+    t = _tensor([n, n], dtype)
+    rows = 'sharding<@mesh, [{"x"}, {}]>'
+    return (
+        _mesh(ranks)
+        + f"func @main(%a: {t} {rows},\n           %b: {t} {rows})\n"
+        + f"    -> {t} {rows} {{\n"
+        + f"  %c = matmul %a, %b : {t} {rows}\n"
+        + "  return %c\n}\n"
+    )
+
+
+def mlp(batch, model, hidden, ranks):
+    """A two-layer MLP forward pass, Megatron style: W1 split by columns, W2
+    by rows, so the hidden activation stays split and the only collective is
+    the all_reduce of the second matmul's partial sums."""
+    x = _tensor([batch, model], "f32")
+    return (
+        _mesh(ranks)
+        + f'func @main(%x: {x} sharding<@mesh, [{{}}, {{}}]>,\n'
+        + f'           %w1: {_tensor([model, hidden], "f32")} sharding<@mesh, [{{}}, {{"x"}}]>,\n'
+        + f'           %b1: {_tensor([hidden], "f32")} sharding<@mesh, [{{"x"}}]>,\n'
+        + f'           %w2: {_tensor([hidden, model], "f32")} sharding<@mesh, [{{"x"}}, {{}}]>,\n'
+        + f'           %b2: {_tensor([model], "f32")} sharding<@mesh, [{{}}]>)\n'
+        + f'    -> {x} sharding<@mesh, [{{}}, {{}}]> {{\n'
+        + "  %h = matmul %x, %w1\n"
+        + "  %hb = add %h, %b1\n"
+        + "  %a = relu %hb\n"
+        + f'  %y = matmul %a, %w2 : {x} sharding<@mesh, [{{}}, {{}}]>\n'
+        + "  %out = add %y, %b2\n"
+        + "  return %out\n}\n"
+    )
+
+
+def elementwise(per_rank, ranks, fused):
+    """tanh(a * b + c) over `per_rank` f32 per rank. The unfused variant
+    returns the intermediates: a returned value is never fused, so each op
+    becomes its own loop over memory."""
+    t = _tensor([per_rank * ranks], "f32")
+    split = 'sharding<@mesh, [{"x"}]>'
+    results = f"{t} {split}" if fused else f"({t}, {t}, {t})"
+    returned = "%r" if fused else "%m, %s, %r"
+    return (
+        _mesh(ranks)
+        + f"func @main(%a: {t} {split},\n           %b: {t} {split},\n"
+        + f"           %c: {t} {split})\n    -> {results} {{\n"
+        + "  %m = mul %a, %b\n  %s = add %m, %c\n  %r = tanh %s\n"
+        + f"  return {returned}\n}}\n"
+    )
+
+
+# Each collective on a tensor of `elements` f32 per device (the gathered result
+# for all_gather, the operand for the others), in a manual_computation so that
+# the program is that one collective.
+_COLLECTIVES = {
+    "all_gather": ("all_gather %l {dim = 0, axes = {\"x\"}}", "gathered"),
+    "all_to_all": ("all_to_all %l {split_dim = 1, concat_dim = 0, axes = {\"x\"}}", "same"),
+    "all_reduce": ("all_reduce %l {axes = {\"x\"}, kind = \"sum\"}", "same"),
+    "reduce_scatter": ("reduce_scatter %l {dim = 0, axes = {\"x\"}}", "scattered"),
+    "collective_permute": ("collective_permute %l {pairs = PAIRS}", "same"),
+}
+
+COLLECTIVE_KINDS = list(_COLLECTIVES)
+
+
+def collective(kind, elements, ranks):
+    """The program of one reshard kind moving `elements` f32 per device. The
+    local tensors are 2-D (rows x 256) so that all_to_all moves a split dim 1
+    into dim 0, as a resharding [{"x"}, {}] -> [{}, {"x"}] does."""
+    cols = 256
+    rows = elements // cols
+    text, result = _COLLECTIVES[kind]
+    text = text.replace("PAIRS", str([[i, (i + 1) % ranks] for i in range(ranks)]))
+    local_in = [rows // ranks, cols] if kind == "all_gather" else [rows, cols]
+    local_out = {"gathered": [rows, cols], "scattered": [rows // ranks, cols], "same": local_in}[result]
+    if kind == "all_to_all":
+        local_out = [rows * ranks, cols // ranks]
+    # Global shapes: every local dim-0 block is one device's.
+    glob_in = [local_in[0] * ranks, local_in[1]]
+    glob_out = [local_out[0] * ranks, local_out[1]]
+    split = 'sharding<@mesh, [{"x"}, {}]>'
+    return (
+        _mesh(ranks)
+        + f"func @main(%a: {_tensor(glob_in, 'f32')} {split})\n"
+        + f"    -> {_tensor(glob_out, 'f32')} {split} {{\n"
+        + f"  %r = manual_computation (%a) in_shardings=[{split}]\n"
+        + f"      out_shardings=[{split}] manual_axes={{\"x\"}}\n"
+        + f"      (%l: {_tensor(local_in, 'f32')}) {{\n"
+        + f"    %t = {text} : {_tensor(local_out, 'f32')}\n"
+        + f"    return %t\n  }} : {_tensor(glob_out, 'f32')}\n"
+        + "  return %r\n}\n"
+    )
+
+
+def trivial(ranks):
+    """The least a program can do on `ranks` devices: start, add, stop."""
+    t = _tensor([ranks * 4], "f32")
+    split = 'sharding<@mesh, [{"x"}]>'
+    return (
+        _mesh(ranks)
+        + f"func @main(%a: {t} {split}) -> {t} {split} {{\n"
+        + "  %r = add %a, %a\n  return %r\n}\n"
+    )

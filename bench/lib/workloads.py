@@ -1,0 +1,251 @@
+"""The workloads of bench/run: each builds its shardc programs, runs them and
+their peers in the same run, and returns Results (a ratio and its target)."""
+import os
+import sys
+
+from . import programs
+from .measure import BenchError, Profile, Sample, peer_times, run, wall_times
+
+
+class Result:
+    """One line of RESULTS.md: shardc's figure, the peer's, their ratio
+    (larger is better for ">=" targets, smaller for "<=") and the target."""
+
+    def __init__(self, workload, case, shardc, peer, ratio, target, at_least=True, note="",
+                 profile=""):
+        self.workload, self.case, self.shardc, self.peer = workload, case, shardc, peer
+        self.ratio, self.target, self.at_least = ratio, target, at_least
+        self.note, self.profile = note, profile
+
+    @property
+    def met(self):
+        return self.ratio >= self.target if self.at_least else self.ratio <= self.target
+
+    def target_text(self):
+        return f"{'>=' if self.at_least else '<='} {self.target:g}"
+
+
+class Bench:
+    """Paths, sizes and the helpers every workload uses."""
+
+    def __init__(self, build, work, config, smoke, log):
+        self.shardc = os.path.join(build, "tools/shardc/shardc")
+        self.compare = os.path.join(build, "tools/shardc-npy-compare/shardc-npy-compare")
+        self.peers = os.path.join(build, "bench")
+        self.mpiexec = "mpiexec.mpich"
+        self.work, self.config, self.smoke, self.log = work, config, smoke, log
+
+    def peer(self, name):
+        path = os.path.join(self.peers, name)
+        if not os.access(path, os.X_OK):
+            raise BenchError(f"peer {path} is not built")
+        return path
+
+    def build(self, name, source):
+        """Writes `source` as NAME.shd and compiles it; returns the executable."""
+        shd = os.path.join(self.work, name + ".shd")
+        exe = os.path.join(self.work, name)
+        with open(shd, "w") as f:
+            f.write(source)
+        run([self.shardc, shd, "-o", exe], timeout=600)
+        return exe
+
+    def profile(self, exe, ranks, repeats, invocations=1):
+        """Runs `exe` `invocations` times with --repeat; returns the Profile of
+        the invocation with the median run time (its figures are consistent
+        with each other) and the Sample of every invocation's median."""
+        profiles = []
+        for _ in range(invocations):
+            out = run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1",
+                       "--repeat", str(repeats), "--profile"], timeout=1200)
+            profiles.append(Profile(out))
+        profiles.sort(key=lambda p: p.run_median)
+        return profiles[len(profiles) // 2], Sample([p.run_median for p in profiles])
+
+    def check(self, exe, ranks, name):
+        """Smoke runs only: the executable's results equal the interpreter's."""
+        shd = os.path.join(self.work, name + ".shd")
+        got, want = os.path.join(self.work, name + ".exe"), os.path.join(self.work, name + ".ref")
+        run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1", "--output-dir", got], 300)
+        run([self.shardc, shd, "--interpret", "--random-inputs", "1", "--output-dir", want], 300)
+        run([self.compare, got, want, "--rtol", "1e-4", "--atol", "1e-4"], 60)
+
+    def peer_sample(self, cmd, ranks=None, env=None, timeout=1200):
+        if ranks is not None:
+            cmd = [self.mpiexec, "-n", str(ranks)] + cmd
+        return Sample(peer_times(run(cmd, timeout, env)))
+
+
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def gemm(b):
+    c = b.config["matmul"]
+    ranks, results = c["ranks"], []
+    for n in c["sizes"]:
+        for dtype in ("f32", "f64"):
+            name = f"matmul_{n}_{dtype}"
+            exe = b.build(name, programs.matmul(n, dtype, ranks))
+            if b.smoke:
+                b.check(exe, ranks, name)
+            repeats = c["repeats"]
+            prof, ours = b.profile(exe, ranks, repeats, c["invocations"])
+            flops = 2.0 * n ** 3
+            blas = b.peer_sample([b.peer("bench-blas-gemm"), dtype, str(n), str(ranks),
+                                  str(repeats)])
+            best_nb, scalapack = None, None
+            for nb in c["block_sizes"]:
+                s = b.peer_sample([b.peer("bench-scalapack-gemm"), dtype, str(n), str(nb),
+                                   str(repeats)], ranks, ONE_THREAD)
+                if scalapack is None or s.median < scalapack.median:
+                    best_nb, scalapack = nb, s
+            gf = lambda seconds: flops / seconds / 1e9
+            case = f"N={n} {dtype}, {ranks} ranks"
+            ours_text = f"{gf(prof.run_median):.1f} GFLOP/s ({ours.spread()})"
+            results.append(Result("matmul", case, ours_text,
+                                  f"OpenBLAS {ranks} threads: {gf(blas.median):.1f} GFLOP/s "
+                                  f"({blas.spread()})",
+                                  blas.median / prof.run_median, 0.9, profile=prof.text))
+            results.append(Result("matmul", case, ours_text,
+                                  f"ScaLAPACK {'pdgemm' if dtype == 'f64' else 'psgemm'} NB={best_nb}: "
+                                  f"{gf(scalapack.median):.1f} GFLOP/s ({scalapack.spread()})",
+                                  scalapack.median / prof.run_median, 1.3, profile=prof.text))
+            b.log(f"matmul {case}: {results[-2].ratio:.2f}x OpenBLAS, "
+                  f"{results[-1].ratio:.2f}x ScaLAPACK")
+    return results
+
+
+def mlp(b):
+    c = b.config["mlp"]
+    ranks = c["ranks"]
+    exe = b.build("mlp", programs.mlp(c["batch"], c["model"], c["hidden"], ranks))
+    if b.smoke:
+        b.check(exe, ranks, "mlp")
+    prof, ours = b.profile(exe, ranks, c["repeats"], c["invocations"])
+    blas = b.peer_sample([b.peer("bench-mlp-blas"), str(c["batch"]), str(c["model"]),
+                          str(c["hidden"]), str(ranks), str(c["repeats"])])
+    case = (f"batch {c['batch']}, model {c['model']}, hidden {c['hidden']}, f32, Megatron, "
+            f"{ranks} ranks")
+    result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({ours.spread()})",
+                    f"OpenBLAS {ranks} threads: {blas.median * 1e3:.1f} ms ({blas.spread()})",
+                    blas.median / prof.run_median, 0.85, profile=prof.text)
+    b.log(f"mlp: {result.ratio:.2f}x")
+    return [result]
+
+
+def elementwise(b):
+    c = b.config["elementwise"]
+    ranks, n = c["ranks"], c["per_rank"]
+    fused = b.build("elementwise_fused", programs.elementwise(n, ranks, True))
+    unfused = b.build("elementwise_unfused", programs.elementwise(n, ranks, False))
+    if b.smoke:
+        b.check(fused, ranks, "elementwise_fused")
+        b.check(unfused, ranks, "elementwise_unfused")
+    pf, _ = b.profile(fused, ranks, c["repeats"], c["invocations"])
+    pu, _ = b.profile(unfused, ranks, c["repeats"], c["invocations"])
+    triad = b.peer_sample([b.peer("bench-triad"), str(n), str(c["repeats"])], ranks)
+    # Bytes as STREAM counts them: each array read or written once.
+    ours_bw = 4 * 4 * n / pf.op_seconds() / 1e9
+    triad_bw = 3 * 4 * n / triad.median / 1e9
+    case = f"tanh(a*b+c), {n} f32 per rank, {ranks} ranks"
+    note = (f"whole run {pf.run_median * 1e3:.2f} ms, of which the op "
+            f"{pf.op_seconds() * 1e3:.2f} ms")
+    results = [
+        Result("fused elementwise", case, f"{ours_bw:.2f} GB/s per rank",
+               f"STREAM triad: {triad_bw:.2f} GB/s per rank ({triad.spread()})",
+               ours_bw / triad_bw, 0.8, note=note, profile=pf.text),
+        Result("fused elementwise", case + ", fused vs op by op",
+               f"{pf.op_seconds() * 1e3:.2f} ms", f"unfused: {pu.op_seconds() * 1e3:.2f} ms",
+               pu.op_seconds() / pf.op_seconds(), 2.0, note=note, profile=pu.text),
+    ]
+    b.log(f"elementwise: {results[0].ratio:.2f}x triad, {results[1].ratio:.2f}x unfused")
+    return results
+
+
+def collectives(b):
+    c = b.config["reshard"]
+    ranks, results = c["ranks"], []
+    for mib in c["sizes_mib"]:
+        nbytes = int(mib * (1 << 20))
+        repeats = c["repeats"] if mib < 16 else max(3, c["repeats"] // 4)
+        for kind in programs.COLLECTIVE_KINDS:
+            name = f"{kind}_{nbytes}"
+            exe = b.build(name, programs.collective(kind, nbytes // 4, ranks))
+            if b.smoke:
+                b.check(exe, ranks, name)
+            prof, _ = b.profile(exe, ranks, repeats, c["invocations"])
+            if kind not in prof.collectives:
+                raise BenchError(f"{name}: the profile has no {kind} row:\n{prof.text}")
+            ours = prof.collectives[kind]
+            raw = b.peer_sample([b.peer("bench-mpi-collectives"), kind, str(nbytes),
+                                 str(repeats)], ranks)
+            size = f"{mib:g} MiB" if mib >= 1 else f"{nbytes // 1024} KiB"
+            results.append(Result("reshard", f"{kind}, {size} per device, {ranks} ranks",
+                                  f"{ours * 1e3:.3f} ms",
+                                  f"MPI: {raw.median * 1e3:.3f} ms ({raw.spread()})",
+                                  raw.median / ours, 0.9, profile=prof.text))
+            b.log(f"{kind} {size}: {results[-1].ratio:.2f}x MPI")
+    return results
+
+
+def _generated(b, ops):
+    path = os.path.join(b.work, f"generated_{ops}.shd")
+    gen = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gen_large_program.py")
+    with open(path, "w") as f:
+        f.write(run([sys.executable, gen, "--ops", str(ops)], 300))
+    return path
+
+
+def compile_time(b):
+    c = b.config["compile"]
+    passes, builds = {}, {}
+    for ops in c["ops"]:
+        shd = _generated(b, ops)
+        # verify + propagate + partition (and the parse and print around them).
+        passes[ops] = Sample(wall_times([b.shardc, shd, "--emit=spmd", "-o", os.devnull],
+                                        c["repeats"], 600))
+        if ops in c["build_ops"]:
+            builds[ops] = Sample(wall_times([b.shardc, shd, "-o", shd[:-4]], 1, 1200))
+        b.log(f"compile {ops} ops: passes {passes[ops].median:.2f} s")
+    results = []
+    big, prev = c["ops"][-1], c["ops"][-2]
+    build_text = ", ".join(f"{ops} ops {s.median:.1f} s" for ops, s in builds.items())
+    results.append(Result("compile time", f"{big} ops: parse, verify, propagate, partition",
+                          f"{passes[big].median:.2f} s ({passes[big].spread()})",
+                          "the target", passes[big].median, c["limit_seconds"], at_least=False,
+                          note=f"full build to an executable: {build_text}"))
+    results.append(Result("compile time", f"growth {prev} -> {big} ops",
+                          f"{prev} ops {passes[prev].median:.3f} s, {big} ops "
+                          f"{passes[big].median:.3f} s", f"linear: {big / prev:g}x",
+                          passes[big].median / passes[prev].median, c["max_growth"],
+                          at_least=False))
+    return results
+
+
+def startup(b):
+    c = b.config["startup"]
+    ranks = c["ranks"]
+    exe = b.build("trivial", programs.trivial(ranks))
+    mpi = [b.mpiexec, "-n", str(ranks)]
+    # Alternate the two so that drifts in the machine's load touch both alike.
+    ours, peer = [], []
+    for _ in range(c["repeats"]):
+        peer += wall_times(mpi + ["true"], 1, 120)
+        ours += wall_times(mpi + [exe, "--random-inputs", "1"], 1, 120)
+    ours, peer = Sample(ours), Sample(peer)
+    result = Result("start-up", f"trivial program under mpiexec -n {ranks}",
+                    f"{ours.median * 1e3:.0f} ms ({ours.spread()})",
+                    f"mpiexec -n {ranks} true: {peer.median * 1e3:.0f} ms ({peer.spread()})",
+                    ours.median / peer.median, 1.2, at_least=False)
+    b.log(f"start-up: {result.ratio:.2f}x")
+    return [result]
+
+
+WORKLOADS = {
+    "matmul": gemm,
+    "mlp": mlp,
+    "elementwise": elementwise,
+    "reshard": collectives,
+    "compile": compile_time,
+    "startup": startup,
+}
