@@ -29,6 +29,77 @@ void copyBlocks(char *dst, int64_t dstStride, const char *src, int64_t srcStride
     std::memcpy(dst + i * dstStride, src + i * srcStride, static_cast<size_t>(bytes));
 }
 
+/// Where block j of a buffer split into n interleaved blocks lives: piece j
+/// (`piece` elements) of each of `rows` rows of n pieces. One row: block j is
+/// contiguous.
+struct Interleaved {
+  int64_t rows, piece;
+};
+
+/// all_to_all's exchange: block j of `in` goes to member j, and member k's
+/// block becomes block k of `out`. MPI_Alltoall would want every block
+/// contiguous, which costs a pack pass over the whole operand when the split
+/// dim is not the outermost. Here only the blocks that travel are packed, and
+/// the member's own block is copied from `in` to `out` directly (with two
+/// members, half the bytes never pass through a buffer). MPI derived datatypes
+/// avoid the pack too, but MPICH moves them 2.5x slower than the pack and a
+/// contiguous send (16 MiB, 2 ranks).
+void exchangeBlocks(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
+                    const char *in, Interleaved from, char *out, Interleaved to) {
+  int64_t size = elementSize(ctx, dtype);
+  int me = 0;
+  checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+  auto blockIn = [&](int64_t j) { return in + j * from.piece * size; };
+  auto blockOut = [&](int64_t k) { return out + k * to.piece * size; };
+  auto pack = [&](char *dst, int64_t j) {
+    copyBlocks(dst, from.piece * size, blockIn(j), n * from.piece * size, from.rows,
+               from.piece * size);
+  };
+  auto unpack = [&](int64_t k, const char *src) {
+    copyBlocks(blockOut(k), n * to.piece * size, src, to.piece * size, to.rows, to.piece * size);
+  };
+  char *sendBuffer = from.rows > 1 ? scratchBuffer(ctx, 0, n * block * size) : nullptr;
+  char *receiveBuffer = to.rows > 1 ? scratchBuffer(ctx, 1, n * block * size) : nullptr;
+  std::vector<MPI_Request> requests;
+  for (int64_t k = 0; k < n; ++k) {
+    if (k == me)
+      continue;
+    char *target = receiveBuffer ? receiveBuffer + k * block * size : blockOut(k);
+    requests.emplace_back();
+    checkMpi(ctx,
+             MPI_Irecv(target, mpiCount(ctx, block), mpiType(dtype), static_cast<int>(k), 0, comm,
+                       &requests.back()),
+             "MPI_Irecv");
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    if (j == me)
+      continue;
+    const char *source = blockIn(j);
+    if (sendBuffer) {
+      pack(sendBuffer + j * block * size, j);
+      source = sendBuffer + j * block * size;
+    }
+    requests.emplace_back();
+    checkMpi(ctx,
+             MPI_Isend(source, mpiCount(ctx, block), mpiType(dtype), static_cast<int>(j), 0, comm,
+                       &requests.back()),
+             "MPI_Isend");
+  }
+  // The member's own block, while the others travel.
+  if (from.rows == 1) {
+    unpack(me, blockIn(me));
+  } else if (to.rows == 1) {
+    pack(blockOut(me), me);
+  } else {
+    pack(sendBuffer + me * block * size, me);
+    unpack(me, sendBuffer + me * block * size);
+  }
+  waitAll(ctx, static_cast<int>(requests.size()), requests.data(), "MPI_Irecv/MPI_Isend");
+  for (int64_t k = 0; receiveBuffer && k < n; ++k)
+    if (k != me)
+      unpack(k, receiveBuffer + k * block * size);
+}
+
 /// The MPI type and op of a reduction: sums of integers use unsigned types
 /// so that they wrap (the contract's integer semantics); float max/min keep
 /// NaN (the context's own ops).
@@ -190,28 +261,10 @@ void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *g
     int64_t block = local / n;
     int64_t splitOuter = product(shape, 0, split_dim);
     int64_t splitPiece = blockShape[split_dim] * product(shape, split_dim + 1, ndims);
-    const char *send = static_cast<const char *>(in);
-    if (splitOuter > 1) { // block j = piece j of every outer row
-      char *packed = scratchBuffer(ctx, 0, local * size);
-      for (int64_t j = 0; j < n; ++j)
-        copyBlocks(packed + j * block * size, splitPiece * size, send + j * splitPiece * size,
-                   n * splitPiece * size, splitOuter, splitPiece * size);
-      send = packed;
-    }
     int64_t concatOuter = product(blockShape.data(), 0, concat_dim);
     int64_t concatPiece = product(blockShape.data(), concat_dim, ndims);
-    char *received =
-        concatOuter > 1 ? scratchBuffer(ctx, 1, local * size) : static_cast<char *>(out);
-    MPI_Request request;
-    checkMpi(ctx,
-             MPI_Ialltoall(send, mpiCount(ctx, block), mpiType(dtype), received,
-                           mpiCount(ctx, block), mpiType(dtype), g.comm, &request),
-             "MPI_Ialltoall");
-    waitAll(ctx, 1, &request, "MPI_Ialltoall");
-    // Sender k's block becomes piece k of every outer row along concat_dim.
-    for (int64_t k = 0; concatOuter > 1 && k < n; ++k)
-      copyBlocks(static_cast<char *>(out) + k * concatPiece * size, n * concatPiece * size,
-                 received + k * block * size, concatPiece * size, concatOuter, concatPiece * size);
+    exchangeBlocks(ctx, g.comm, dtype, n, block, static_cast<const char *>(in),
+                   {splitOuter, splitPiece}, static_cast<char *>(out), {concatOuter, concatPiece});
   }
   recordCollective(ctx, op, Collective::AllToAll, now() - start,
                    static_cast<double>((n - 1) * (local / n) * size));

@@ -33,11 +33,12 @@ llvm::Function *KernelEmitter::emit() {
 
   kernelContext_ = kernel->getArg(0);
   kernelInputs_ = kernel->getArg(1);
+  kernelOutputs_ = kernel->getArg(2);
   if (plan_.arenaBytes() > 0)
     arena_ = emitArena(kernel);
-  useFrame(kernelContext_, arena_, kernelInputs_, nullptr);
+  useFrame(kernelContext_, arena_, kernelInputs_, kernelOutputs_, nullptr);
   lowerBlock(main_.body, /*topLevel=*/true);
-  copyResults(kernel->getArg(2));
+  copyResults(kernelOutputs_);
   builder_.CreateRetVoid();
   return kernel;
 }
@@ -77,10 +78,10 @@ llvm::Value *KernelEmitter::emitArena(llvm::Function *kernel) {
 }
 
 void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
-                             llvm::BasicBlock *entry) {
+                             llvm::Value *outputs, llvm::BasicBlock *entry) {
   k_->runtimeContext = context;
   k_->resetBuffers();
-  k_->bufferSource = [this, arena, inputs, entry](const Value *v) -> llvm::Value * {
+  k_->bufferSource = [this, arena, inputs, outputs, entry](const Value *v) -> llvm::Value * {
     if (!plan_.hasStorage(v))
       return nullptr;
     const Value *storage = plan_.storageOf(v);
@@ -89,12 +90,16 @@ void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Val
       b.SetInsertPoint(entry, entry->begin());
     else
       b.SetInsertPoint(builder_.GetInsertBlock(), builder_.GetInsertPoint());
-    int64_t input = plan_.inputIndexOf(storage);
-    if (input >= 0)
+    auto runtimeBuffer = [&](llvm::Value *buffers, int64_t index) {
       return b.CreateLoad(
           b.getInt8PtrTy(),
-          b.CreateConstInBoundsGEP1_64(b.getInt8PtrTy(), inputs, static_cast<uint64_t>(input)),
+          b.CreateConstInBoundsGEP1_64(b.getInt8PtrTy(), buffers, static_cast<uint64_t>(index)),
           "%" + storage->name);
+    };
+    if (int64_t input = plan_.inputIndexOf(storage); input >= 0)
+      return runtimeBuffer(inputs, input);
+    if (int64_t output = plan_.outputIndexOf(storage); output >= 0)
+      return runtimeBuffer(outputs, output);
     return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), arena,
                                         static_cast<uint64_t>(plan_.arenaOffset(storage)),
                                         "%" + storage->name);
@@ -103,8 +108,8 @@ void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Val
 
 void KernelEmitter::emitInOwnFunction(const std::function<void()> &body) {
   auto *i8p = builder_.getInt8PtrTy();
-  auto *type =
-      llvm::FunctionType::get(builder_.getVoidTy(), {i8p, i8p, i8p->getPointerTo()}, false);
+  auto *type = llvm::FunctionType::get(builder_.getVoidTy(),
+                                       {i8p, i8p, i8p->getPointerTo(), i8p->getPointerTo()}, false);
   auto *fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
                                     "shardc.op." + std::to_string(opFunctions_++), module_);
   fn->addFnAttr(llvm::Attribute::NoInline);
@@ -115,13 +120,13 @@ void KernelEmitter::emitInOwnFunction(const std::function<void()> &body) {
   builder_.SetInsertPoint(entry);
   builder_.CreateBr(start);
   builder_.SetInsertPoint(start);
-  useFrame(fn->getArg(0), fn->getArg(1), fn->getArg(2), entry);
+  useFrame(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), entry);
   body();
   builder_.CreateRetVoid();
   builder_.restoreIP(caller);
-  useFrame(kernelContext_, arena_, kernelInputs_, nullptr);
+  useFrame(kernelContext_, arena_, kernelInputs_, kernelOutputs_, nullptr);
   llvm::Value *arena = arena_ ? arena_ : llvm::ConstantPointerNull::get(i8p);
-  builder_.CreateCall(fn, {kernelContext_, arena, kernelInputs_});
+  builder_.CreateCall(fn, {kernelContext_, arena, kernelInputs_, kernelOutputs_});
 }
 
 int64_t KernelEmitter::profileId(const Op &op) {
@@ -248,6 +253,8 @@ void KernelEmitter::copyResults(llvm::Value *outputs) {
   auto *i8p = builder_.getInt8PtrTy();
   for (size_t i = 0; i < main_.body.returned.size(); ++i) {
     const Value *v = main_.body.returned[i];
+    if (plan_.outputIndexOf(v) == static_cast<int64_t>(i))
+      continue; // computed in place
     const TensorType local = plan_.hasStorage(v) ? plan_.localType(v) : localTypeOf(program_, *v);
     llvm::Value *out = builder_.CreateLoad(
         i8p, builder_.CreateConstInBoundsGEP1_64(i8p, outputs, static_cast<uint64_t>(i)));

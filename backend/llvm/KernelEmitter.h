@@ -34,14 +34,15 @@ private:
   KernelPlan plan_;
   std::unique_ptr<KernelLowering> k_;
   llvm::Value *arena_ = nullptr;
-  llvm::Value *kernelContext_ = nullptr, *kernelInputs_ = nullptr;
+  llvm::Value *kernelContext_ = nullptr, *kernelInputs_ = nullptr, *kernelOutputs_ = nullptr;
   int64_t opFunctions_ = 0;
 
   /// The arena, allocated on the first run and kept (see the .cpp).
   llvm::Value *emitArena(llvm::Function *kernel);
   /// Buffer pointers are computed in the function being emitted: from its
-  /// `arena` and `inputs` arguments, at `entry` (null: where the builder is).
-  void useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
+  /// `arena`, `inputs` and `outputs` arguments, at `entry` (null: where the
+  /// builder is).
+  void useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs, llvm::Value *outputs,
                 llvm::BasicBlock *entry);
   /// Emits `body` into a new function shardc.op.N and a call of it here.
   void emitInOwnFunction(const std::function<void()> &body);

@@ -9,7 +9,9 @@
 // operand; its result is the value its body returns; `sharding_constraint`
 // and a `reshard` inside a body are their operand (identities on local
 // buffers). The storage of @main's parameters is the runtime's input buffers;
-// every other storage lives in the arena.
+// a storage @main returns is the runtime's output buffer of that result (it is
+// written there, not copied there at the end); every other storage lives in
+// the arena.
 #pragma once
 
 #include "backend/llvm/BufferPlan.h"
@@ -30,7 +32,9 @@ public:
   const Value *storageOf(const Value *v) const;
   /// A @main parameter's index when `v`'s storage is one, else -1.
   int64_t inputIndexOf(const Value *v) const;
-  /// The arena offset of `v`'s storage (not an input).
+  /// The index of the output buffer that is `v`'s storage, else -1.
+  int64_t outputIndexOf(const Value *v) const;
+  /// The arena offset of `v`'s storage (neither an input nor an output).
   int64_t arenaOffset(const Value *v) const { return offsets_.at(storageOf(v)); }
   bool hasStorage(const Value *v) const;
   int64_t arenaBytes() const { return arena_.bytes; }
@@ -42,6 +46,7 @@ private:
   std::map<const Block *, std::unique_ptr<FusionPlan>> fusion_;
   std::map<const Value *, const Value *> alias_;
   std::map<const Value *, int64_t> inputIndex_;
+  std::map<const Value *, int64_t> outputIndex_;
   std::map<const Value *, TensorType> localTypes_;
   std::map<const Value *, BufferRequest> requests_;
   std::vector<const Value *> definitionOrder_; // the keys of requests_, as defined
@@ -50,6 +55,7 @@ private:
   int64_t step_ = 0;
 
   void planBlock(const Block &block, bool topLevel);
+  void placeResultsInOutputs(const Block &body);
   void define(const Value *v, const TensorType &local);
   void use(const Value *v);
   /// The stored values an op reads: through fused operands to their leaves.

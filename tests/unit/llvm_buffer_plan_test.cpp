@@ -69,11 +69,34 @@ TEST_CASE("arena: a chain of temporaries reuses two buffers", "[llvm]") {
   CHECK(plan.bytes == 2 * 1024);
 }
 
+namespace {
+
+/// The spmd module of `text` (kept alive for the test's KernelPlan).
+std::unique_ptr<Module> compileSpmd(const char *name, const char *text) {
+  static std::deque<SourceFile> sources;
+  const SourceFile &file = sources.emplace_back(name, text);
+  DiagnosticEngine diags;
+  CompileOptions options;
+  options.emit = "spmd";
+  return compile(file, diags, options);
+}
+
+/// The value of the manual body whose name starts with `name` + "_".
+const Value *bodyValue(const Block &body, const std::string &name) {
+  for (const auto &op : body.ops)
+    for (const auto &r : op->results)
+      if (r->name.rfind(name + "_", 0) == 0)
+        return r.get();
+  FAIL("no value " << name);
+  return nullptr;
+}
+
+} // namespace
+
 TEST_CASE("kernel plan: fused values hold no buffer; their reads keep leaves alive", "[llvm]") {
   // %e and %s fuse into %r's loop: only %a (an input), %r and %m are stored,
   // and %a's storage is the input's, not the arena's.
-  static std::deque<SourceFile> sources;
-  const SourceFile &file = sources.emplace_back("plan.shd", R"(
+  std::unique_ptr<Module> module = compileSpmd("plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
     -> (tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>) {
@@ -84,29 +107,44 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
   return %r, %m
 }
 )");
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = "spmd";
-  std::unique_ptr<Module> module = compile(file, diags, options);
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);
   const Block &body = *main.body.ops.front()->body;
-  auto value = [&](const std::string &name) -> const Value * {
-    for (const auto &op : body.ops)
-      for (const auto &r : op->results)
-        if (r->name.rfind(name + "_", 0) == 0)
-          return r.get();
-    FAIL("no value " << name);
-    return nullptr;
-  };
   CHECK(plan.inputIndexOf(body.args[0].get()) == 0);
-  CHECK(plan.hasStorage(value("r")));
-  CHECK(plan.hasStorage(value("m")));
-  CHECK_FALSE(plan.hasStorage(value("e")));
-  // %r and %m are both results: live together to the end, so apart.
-  int64_t r = plan.arenaOffset(value("r")), m = plan.arenaOffset(value("m"));
-  CHECK((r + 4 * 4 * 4 <= m || m + 4 * 4 * 4 <= r));
+  CHECK(plan.hasStorage(bodyValue(body, "r")));
+  CHECK(plan.hasStorage(bodyValue(body, "m")));
+  CHECK_FALSE(plan.hasStorage(bodyValue(body, "e")));
+  // %r and %m are the results: each is written in its output buffer.
+  CHECK(plan.outputIndexOf(bodyValue(body, "r")) == 0);
+  CHECK(plan.outputIndexOf(bodyValue(body, "m")) == 1);
+}
+
+TEST_CASE("kernel plan: a result is computed in its output buffer unless it cannot be",
+          "[llvm]") {
+  // Result 0 is the parameter itself (its storage is the input buffer);
+  // results 1 and 2 are one value (one storage: output 1, copied to 2);
+  // %t (a matmul's result) is a temporary in the arena, read by %r.
+  std::unique_ptr<Module> module = compileSpmd("outputs.shd", R"(
+@mesh = <["x"=2]>
+func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>)
+    -> (tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>,
+        tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>) {
+  %t = matmul %a, %w : tensor<8x4xf32>
+  %r = exp %t : tensor<8x4xf32>
+  return %a, %r, %r
+}
+)");
+  REQUIRE(module);
+  const Function &main = *module->findFunction("main");
+  KernelPlan plan(*module, main);
+  const Block &body = *main.body.ops.front()->body;
+  CHECK(plan.inputIndexOf(body.args[0].get()) == 0);
+  CHECK(plan.outputIndexOf(body.args[0].get()) == -1);
+  CHECK(plan.outputIndexOf(bodyValue(body, "r")) == 1);
+  CHECK(plan.outputIndexOf(bodyValue(body, "t")) == -1);
+  CHECK(plan.arenaOffset(bodyValue(body, "t")) == 0);
+  CHECK(plan.arenaBytes() == 4 * 4 * 4);
 }
 
 TEST_CASE("arena: a chain of same-size values fits in two buffers whatever the request order",
