@@ -4,6 +4,9 @@
 #include "runtime/Communicators.h"
 #include "runtime/Outputs.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +32,26 @@ template <bool isMax> void floatReduction(void *in, void *inout, int *count, MPI
                                     *count);
   else
     reduceKeepingNan<float, isMax>(static_cast<float *>(in), static_cast<float *>(inout), *count);
+}
+
+/// How many ranks of the job share this node (its shared-memory domain).
+int ranksOnThisNode(shardrt_context *ctx) {
+  MPI_Comm node;
+  checkMpi(ctx, MPI_Comm_split_type(ctx->world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node),
+           "MPI_Comm_split_type");
+  int size = 1;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
+/// The cores this process may run on (its affinity mask).
+int coresOfThisProcess() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0)
+    return 1;
+  return std::max(1, CPU_COUNT(&set));
 }
 
 void placeOnMeshes(shardrt_context *ctx) {
@@ -119,6 +142,7 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
   }
 
   checkMpi(ctx, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->world), "MPI_Comm_dup");
+  ctx->oversubscribed = ranksOnThisNode(ctx) > coresOfThisProcess();
   placeOnMeshes(ctx);
   ctx->comms = std::make_unique<Communicators>(ctx);
   checkMpi(ctx, MPI_Op_create(floatReduction<true>, 1, &ctx->floatMax), "MPI_Op_create");
