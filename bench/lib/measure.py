@@ -60,12 +60,15 @@ class Sample:
         return self.times[-1]
 
     def spread(self):
-        """The range around the median, as +-percent: `+3% -1%`."""
-        m = self.median
-        return f"-{100 * (m - self.best) / m:.0f}% +{100 * (self.worst - m) / m:.0f}%"
+        """The range around the median, as percentages: `-1% +3%`."""
+        return spread(self.best, self.median, self.worst)
 
     def __len__(self):
         return len(self.times)
+
+
+def spread(best, median, worst):
+    return f"-{100 * (median - best) / median:.0f}% +{100 * (worst - median) / median:.0f}%"
 
 
 def peer_times(output):
@@ -89,7 +92,8 @@ class Profile:
         if not match:
             raise BenchError(f"no 'runs:' line in the executable's output:\n{output[-500:]}")
         self.text = output[match.start():].rstrip()
-        self.run_median = float(match.group(4)) / 1e3
+        self.run_min, self.run_median, self.run_max = (
+            float(match.group(i)) / 1e3 for i in (3, 4, 5))
         self.ops = {}          # op label -> median seconds per call
         self.collectives = {}  # kind -> median seconds per call
         table = None
@@ -102,6 +106,10 @@ class Profile:
                 row = _ROW.match(line)
                 if row:
                     table[row.group(1).strip()] = float(row.group(5)) / 1e6
+
+    def spread(self):
+        """The spread of this invocation's runs around their median."""
+        return spread(self.run_min, self.run_median, self.run_max)
 
     def op_seconds(self):
         """The sum of every op's median time: the run without the copies into

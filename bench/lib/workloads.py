@@ -53,14 +53,14 @@ class Bench:
     def profile(self, exe, ranks, repeats, invocations=1):
         """Runs `exe` `invocations` times with --repeat; returns the Profile of
         the invocation with the median run time (its figures are consistent
-        with each other) and the Sample of every invocation's median."""
+        with each other)."""
         profiles = []
         for _ in range(invocations):
             out = run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1",
                        "--repeat", str(repeats), "--profile"], timeout=1200)
             profiles.append(Profile(out))
         profiles.sort(key=lambda p: p.run_median)
-        return profiles[len(profiles) // 2], Sample([p.run_median for p in profiles])
+        return profiles[len(profiles) // 2]
 
     def check(self, exe, ranks, name):
         """Smoke runs only: the executable's results equal the interpreter's."""
@@ -89,7 +89,7 @@ def gemm(b):
             if b.smoke:
                 b.check(exe, ranks, name)
             repeats = c["repeats"]
-            prof, ours = b.profile(exe, ranks, repeats, c["invocations"])
+            prof = b.profile(exe, ranks, repeats, c["invocations"])
             flops = 2.0 * n ** 3
             blas = b.peer_sample([b.peer("bench-blas-gemm"), dtype, str(n), str(ranks),
                                   str(repeats)])
@@ -101,7 +101,7 @@ def gemm(b):
                     best_nb, scalapack = nb, s
             gf = lambda seconds: flops / seconds / 1e9
             case = f"N={n} {dtype}, {ranks} ranks"
-            ours_text = f"{gf(prof.run_median):.1f} GFLOP/s ({ours.spread()})"
+            ours_text = f"{gf(prof.run_median):.1f} GFLOP/s ({prof.spread()})"
             results.append(Result("matmul", case, ours_text,
                                   f"OpenBLAS {ranks} threads: {gf(blas.median):.1f} GFLOP/s "
                                   f"({blas.spread()})",
@@ -121,12 +121,12 @@ def mlp(b):
     exe = b.build("mlp", programs.mlp(c["batch"], c["model"], c["hidden"], ranks))
     if b.smoke:
         b.check(exe, ranks, "mlp")
-    prof, ours = b.profile(exe, ranks, c["repeats"], c["invocations"])
+    prof = b.profile(exe, ranks, c["repeats"], c["invocations"])
     blas = b.peer_sample([b.peer("bench-mlp-blas"), str(c["batch"]), str(c["model"]),
                           str(c["hidden"]), str(ranks), str(c["repeats"])])
     case = (f"batch {c['batch']}, model {c['model']}, hidden {c['hidden']}, f32, Megatron, "
             f"{ranks} ranks")
-    result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({ours.spread()})",
+    result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({prof.spread()})",
                     f"OpenBLAS {ranks} threads: {blas.median * 1e3:.1f} ms ({blas.spread()})",
                     blas.median / prof.run_median, 0.85, profile=prof.text)
     b.log(f"mlp: {result.ratio:.2f}x")
@@ -141,8 +141,8 @@ def elementwise(b):
     if b.smoke:
         b.check(fused, ranks, "elementwise_fused")
         b.check(unfused, ranks, "elementwise_unfused")
-    pf, _ = b.profile(fused, ranks, c["repeats"], c["invocations"])
-    pu, _ = b.profile(unfused, ranks, c["repeats"], c["invocations"])
+    pf = b.profile(fused, ranks, c["repeats"], c["invocations"])
+    pu = b.profile(unfused, ranks, c["repeats"], c["invocations"])
     triad = b.peer_sample([b.peer("bench-triad"), str(n), str(c["repeats"])], ranks)
     # Bytes as STREAM counts them: each array read or written once.
     ours_bw = 4 * 4 * n / pf.op_seconds() / 1e9
@@ -173,7 +173,7 @@ def collectives(b):
             exe = b.build(name, programs.collective(kind, nbytes // 4, ranks))
             if b.smoke:
                 b.check(exe, ranks, name)
-            prof, _ = b.profile(exe, ranks, repeats, c["invocations"])
+            prof = b.profile(exe, ranks, repeats, c["invocations"])
             if kind not in prof.collectives:
                 raise BenchError(f"{name}: the profile has no {kind} row:\n{prof.text}")
             ours = prof.collectives[kind]
