@@ -111,6 +111,15 @@ class Profile:
         """The spread of this invocation's runs around their median."""
         return spread(self.run_min, self.run_median, self.run_max)
 
+    def breakdown(self):
+        """Where a median run's time goes: each op's median, largest first."""
+        run = self.run_median
+        parts = [f"{name} {t * 1e3:.2f} ms ({100 * t / run:.0f}%)"
+                 for name, t in sorted(self.ops.items(), key=lambda kv: -kv[1])]
+        outside = run - self.op_seconds()
+        parts.append(f"outside the ops (start of the run, result copies) {outside * 1e3:.2f} ms")
+        return f"of the median run's {run * 1e3:.2f} ms: " + "; ".join(parts)
+
     def op_seconds(self):
         """The sum of every op's median time: the run without the copies into
         the output buffers and the start of the run."""

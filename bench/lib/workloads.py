@@ -12,7 +12,7 @@ class Result:
     (larger is better for ">=" targets, smaller for "<=") and the target."""
 
     def __init__(self, workload, case, shardc, peer, ratio, target, at_least=True, note="",
-                 profile=""):
+                 profile=None):
         self.workload, self.case, self.shardc, self.peer = workload, case, shardc, peer
         self.ratio, self.target, self.at_least = ratio, target, at_least
         self.note, self.profile = note, profile
@@ -105,11 +105,11 @@ def gemm(b):
             results.append(Result("matmul", case, ours_text,
                                   f"OpenBLAS {ranks} threads: {gf(blas.median):.1f} GFLOP/s "
                                   f"({blas.spread()})",
-                                  blas.median / prof.run_median, 0.9, profile=prof.text))
+                                  blas.median / prof.run_median, 0.9, profile=prof))
             results.append(Result("matmul", case, ours_text,
                                   f"ScaLAPACK {'pdgemm' if dtype == 'f64' else 'psgemm'} NB={best_nb}: "
                                   f"{gf(scalapack.median):.1f} GFLOP/s ({scalapack.spread()})",
-                                  scalapack.median / prof.run_median, 1.3, profile=prof.text))
+                                  scalapack.median / prof.run_median, 1.3, profile=prof))
             b.log(f"matmul {case}: {results[-2].ratio:.2f}x OpenBLAS, "
                   f"{results[-1].ratio:.2f}x ScaLAPACK")
     return results
@@ -128,7 +128,7 @@ def mlp(b):
             f"{ranks} ranks")
     result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({prof.spread()})",
                     f"OpenBLAS {ranks} threads: {blas.median * 1e3:.1f} ms ({blas.spread()})",
-                    blas.median / prof.run_median, 0.85, profile=prof.text)
+                    blas.median / prof.run_median, 0.85, profile=prof)
     b.log(f"mlp: {result.ratio:.2f}x")
     return [result]
 
@@ -153,10 +153,10 @@ def elementwise(b):
     results = [
         Result("fused elementwise", case, f"{ours_bw:.2f} GB/s per rank",
                f"STREAM triad: {triad_bw:.2f} GB/s per rank ({triad.spread()})",
-               ours_bw / triad_bw, 0.8, note=note, profile=pf.text),
+               ours_bw / triad_bw, 0.8, note=note, profile=pf),
         Result("fused elementwise", case + ", fused vs op by op",
                f"{pf.op_seconds() * 1e3:.2f} ms", f"unfused: {pu.op_seconds() * 1e3:.2f} ms",
-               pu.op_seconds() / pf.op_seconds(), 2.0, note=note, profile=pu.text),
+               pu.op_seconds() / pf.op_seconds(), 2.0, profile=pu),
     ]
     b.log(f"elementwise: {results[0].ratio:.2f}x triad, {results[1].ratio:.2f}x unfused")
     return results
@@ -183,7 +183,7 @@ def collectives(b):
             results.append(Result("reshard", f"{kind}, {size} per device, {ranks} ranks",
                                   f"{ours * 1e3:.3f} ms",
                                   f"MPI: {raw.median * 1e3:.3f} ms ({raw.spread()})",
-                                  raw.median / ours, 0.9, profile=prof.text))
+                                  raw.median / ours, 0.9, profile=prof))
             if kind == "all_to_all":
                 # The blocks of a split along dim 1 are strided: MPI_Alltoall
                 # on contiguous blocks skips a pass that the reshard needs.
