@@ -144,7 +144,11 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
     exitAll(ctx, kExitBadData);
   }
 
-  checkMpi(ctx, MPI_Comm_dup(MPI_COMM_WORLD, &ctx->world), "MPI_Comm_dup");
+  // MPI_Comm_dup would block, and a blocked MPICH rank busy-polls the core
+  // that a rank still starting up needs (8 ranks on 2 cores).
+  MPI_Request duplicated;
+  checkMpi(ctx, MPI_Comm_idup(MPI_COMM_WORLD, &ctx->world, &duplicated), "MPI_Comm_idup");
+  waitAll(ctx, 1, &duplicated, "MPI_Comm_idup");
   ctx->oversubscribed = ranksOnThisNode(ctx) > coresOfThisProcess();
   placeOnMeshes(ctx);
   ctx->comms = std::make_unique<Communicators>(ctx);
