@@ -65,6 +65,16 @@ struct Interleaved {
 void exchangeBlocks(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
                     const char *in, Interleaved from, char *out, Interleaved to) {
   int64_t size = elementSize(ctx, dtype);
+  if (from.rows == 1 && to.rows == 1) { // every block contiguous: MPI's own
+    int count = mpiCount(ctx, block);
+    runCollective(
+        ctx, "MPI_Alltoall",
+        [&] { return MPI_Alltoall(in, count, mpiType(dtype), out, count, mpiType(dtype), comm); },
+        [&](MPI_Request *r) {
+          return MPI_Ialltoall(in, count, mpiType(dtype), out, count, mpiType(dtype), comm, r);
+        });
+    return;
+  }
   int me = 0;
   checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
   auto blockIn = [&](int64_t j) { return in + j * from.piece * size; };
@@ -108,7 +118,7 @@ void exchangeBlocks(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t 
     unpack(me, blockIn(me));
   } else if (to.rows == 1) {
     pack(blockOut(me), me);
-  } else {
+  } else { // both strided: through the send buffer
     pack(sendBuffer + me * block * size, me);
     unpack(me, sendBuffer + me * block * size);
   }
