@@ -19,9 +19,13 @@ class Result:
 
     @property
     def met(self):
+        if self.target is None:  # a figure reported without a target
+            return True
         return self.ratio >= self.target if self.at_least else self.ratio <= self.target
 
     def target_text(self):
+        if self.target is None:
+            return "none"
         return f"{'>=' if self.at_least else '<='} {self.target:g}"
 
 
@@ -218,16 +222,18 @@ def compile_time(b):
         b.log(f"compile {ops} ops: passes {passes[ops].median:.2f} s")
     results = []
     big, prev = c["ops"][-1], c["ops"][-2]
-    build_text = ", ".join(f"{ops} ops {s.median:.1f} s" for ops, s in builds.items())
     results.append(Result("compile time", f"{big} ops: parse, verify, propagate, partition",
                           f"{passes[big].median:.2f} s ({passes[big].spread()})",
-                          "the target", passes[big].median, c["limit_seconds"], at_least=False,
-                          note=f"full build to an executable: {build_text}"))
+                          "the target", passes[big].median, c["limit_seconds"], at_least=False))
     results.append(Result("compile time", f"growth {prev} -> {big} ops",
                           f"{prev} ops {passes[prev].median:.3f} s, {big} ops "
                           f"{passes[big].median:.3f} s", f"linear: {big / prev:g}x",
                           passes[big].median / passes[prev].median, c["max_growth"],
                           at_least=False))
+    for ops, build in builds.items():
+        results.append(Result("compile time", f"{ops} ops: full build to an executable",
+                              f"{build.median:.2f} s", "(LLVM O3, code generation, link)",
+                              build.median, None))
     return results
 
 
