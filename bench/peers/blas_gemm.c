@@ -26,17 +26,10 @@ int main(int argc, char **argv) {
   size_t count = (size_t)n * (size_t)n, size = f64 ? sizeof(double) : sizeof(float);
   void *a = peer_alloc(program, count * size), *b = peer_alloc(program, count * size);
   void *c = peer_alloc(program, count * size);
-  for (size_t i = 0; i < count; ++i) {
-    if (f64) {
-      ((double *)a)[i] = peer_value(i);
-      ((double *)b)[i] = peer_value(i + count);
-      ((double *)c)[i] = 0;
-    } else {
-      ((float *)a)[i] = (float)peer_value(i);
-      ((float *)b)[i] = (float)peer_value(i + count);
-      ((float *)c)[i] = 0;
-    }
-  }
+  peer_fill(a, count, f64, 0);
+  peer_fill(b, count, f64, count);
+  memset(c, 0, count * size);
+
   for (long run = 0; run < repeats; ++run) {
     double start = seconds();
     if (f64)

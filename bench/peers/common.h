@@ -46,4 +46,14 @@ static inline double peer_value(size_t i) {
   return (double)(x % 2000ul) / 1000.0 - 1.0;
 }
 
+/* `count` values of peer_value from `offset` on, as f64 or f32. */
+static inline void peer_fill(void *p, size_t count, int f64, size_t offset) {
+  for (size_t i = 0; i < count; ++i) {
+    if (f64)
+      ((double *)p)[i] = peer_value(i + offset);
+    else
+      ((float *)p)[i] = (float)peer_value(i + offset);
+  }
+}
+
 #endif
