@@ -3,6 +3,7 @@
 #include "runtime/Context.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -169,11 +170,18 @@ extern "C" {
 void *shardrt_alloc(shardrt_context *ctx, int64_t bytes) {
   if (bytes < 0)
     internalError(ctx, format("shardrt_alloc of %lld bytes", static_cast<long long>(bytes)));
+  // Buffers of 2 MiB or more are aligned to 2 MiB and asked to be backed by
+  // huge pages (Debian's default leaves transparent huge pages to madvise):
+  // one TLB entry and one page fault per 2 MiB instead of 512.
+  constexpr size_t kHugePage = size_t(2) << 20;
+  size_t alignment = static_cast<size_t>(bytes) >= kHugePage ? kHugePage : 64;
   // aligned_alloc wants a multiple of the alignment; never ask for 0.
-  size_t rounded = (static_cast<size_t>(bytes) + 63) / 64 * 64;
-  void *buffer = std::aligned_alloc(64, rounded ? rounded : 64);
+  size_t rounded = (static_cast<size_t>(bytes) + alignment - 1) / alignment * alignment;
+  void *buffer = std::aligned_alloc(alignment, rounded ? rounded : alignment);
   if (!buffer)
     fail(ctx, format("out of memory: allocating %lld bytes", static_cast<long long>(bytes)));
+  if (alignment == kHugePage)
+    madvise(buffer, rounded, MADV_HUGEPAGE); // advice only: failure changes nothing
   return buffer;
 }
 

@@ -66,9 +66,6 @@ struct shardrt_context {
   /// A private duplicate of MPI_COMM_WORLD for point-to-point permutes and
   /// the runtime's own agreement steps.
   MPI_Comm world = MPI_COMM_NULL;
-  /// More ranks on this node than cores to run them: waits yield the core
-  /// (runCollective).
-  bool oversubscribed = true;
   /// NaN-propagating max and min for f32/f64 (MPI_MAX leaves NaN to chance).
   MPI_Op floatMax = MPI_OP_NULL, floatMin = MPI_OP_NULL;
   std::vector<shardrt::OpStats> opStats; // per op id

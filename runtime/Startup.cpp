@@ -4,9 +4,6 @@
 #include "runtime/Communicators.h"
 #include "runtime/Outputs.h"
 
-#include <sched.h>
-
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -32,29 +29,6 @@ template <bool isMax> void floatReduction(void *in, void *inout, int *count, MPI
                                     *count);
   else
     reduceKeepingNan<float, isMax>(static_cast<float *>(in), static_cast<float *>(inout), *count);
-}
-
-/// How many ranks of the job share this node: MPICH's launcher says so in
-/// MPI_LOCALNRANKS; without it, every rank is taken to be here. (Asking MPI,
-/// with MPI_Comm_split_type, is a blocking collective that cost 0.3 s of
-/// start-up for 8 ranks on 2 cores.)
-int ranksOnThisNode(shardrt_context *ctx) {
-  if (const char *local = std::getenv("MPI_LOCALNRANKS")) {
-    char *end = nullptr;
-    long n = std::strtol(local, &end, 10);
-    if (end != local && *end == '\0' && n > 0)
-      return static_cast<int>(n);
-  }
-  return ctx->ranks;
-}
-
-/// The cores this process may run on (its affinity mask).
-int coresOfThisProcess() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0)
-    return 1;
-  return std::max(1, CPU_COUNT(&set));
 }
 
 void placeOnMeshes(shardrt_context *ctx) {
@@ -149,7 +123,6 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
   MPI_Request duplicated;
   checkMpi(ctx, MPI_Comm_idup(MPI_COMM_WORLD, &ctx->world, &duplicated), "MPI_Comm_idup");
   waitAll(ctx, 1, &duplicated, "MPI_Comm_idup");
-  ctx->oversubscribed = ranksOnThisNode(ctx) > coresOfThisProcess();
   placeOnMeshes(ctx);
   ctx->comms = std::make_unique<Communicators>(ctx);
   checkMpi(ctx, MPI_Op_create(floatReduction<true>, 1, &ctx->floatMax), "MPI_Op_create");
