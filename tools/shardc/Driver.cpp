@@ -56,7 +56,9 @@ Loc endOf(const SourceFile &file) {
 
 } // namespace
 
-int runDriver(const DriverOptions &options) {
+namespace {
+
+int runPipeline(const DriverOptions &options, PhaseTimes *times) {
   const std::string name = options.input == "-" ? "<stdin>" : options.input;
   std::deque<SourceFile> files; // every buffer a diagnostic may point into
   Reporter reporter(options);
@@ -96,6 +98,7 @@ int runDriver(const DriverOptions &options) {
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
     compileOptions.collectives = options.report.empty() ? nullptr : &collectives;
+    compileOptions.times = times;
     std::unique_ptr<Module> module = compile(file, diags, compileOptions);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
@@ -106,6 +109,7 @@ int runDriver(const DriverOptions &options) {
       reporter.report(diags.diagnostics());
     }
     if (module && !failed && (options.interpret || options.simulate)) {
+      PhaseTimer timer(times, options.interpret ? "interpret" : "simulate");
       DiagnosticEngine runDiags;
       failed |= !runProgram(*module, options.run, runDiags);
       reporter.report(runDiags.diagnostics());
@@ -119,6 +123,7 @@ int runDriver(const DriverOptions &options) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
       if (options.emit != "llvm") {
+        PhaseTimer timer(times, "print");
         output += emitModule(*module, options.emit);
       } else if (!failed) {
         DiagnosticEngine lowerDiags;
@@ -129,16 +134,19 @@ int runDriver(const DriverOptions &options) {
     if (module && options.visualize) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
+      PhaseTimer timer(times, "print");
       output += visualizeModule(*module, VisualizeOptions{options.visualizeColor});
     }
     if (module && options.explain) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
+      PhaseTimer timer(times, "print");
       output += explainModule(*module, options.explicitMode ? nullptr : &origins);
     }
     if (module && !options.report.empty()) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
+      PhaseTimer timer(times, "print");
       output += renderCollectiveReport(collectives);
     }
   }
@@ -146,12 +154,26 @@ int runDriver(const DriverOptions &options) {
       (options.emit.empty() && !options.visualize && !options.explain && options.report.empty()))
     return failed ? 1 : 0;
 
+  PhaseTimer writeTimer(times, "print");
   error = writeOutput(options.output, output);
   if (!error.empty()) {
     reporter.error(Loc{}, error);
     return 1;
   }
   return 0;
+}
+
+} // namespace
+
+int runDriver(const DriverOptions &options) {
+  if (!options.timePasses)
+    return runPipeline(options, nullptr);
+  PhaseTimes times;
+  DriverOptions timed = options;
+  timed.native.times = &times;
+  int status = runPipeline(timed, &times);
+  std::fputs(times.render().c_str(), stderr);
+  return status;
 }
 
 } // namespace shardc

@@ -30,6 +30,7 @@ struct DriverOptions {
   RunOptions run;                 ///< inputs and outputs of --interpret / --simulate
   bool buildExecutable = false;   ///< -o PROG with nothing to print: compile and link PROG
   NativeOptions native;           ///< --target-cpu (executables and --emit=llvm)
+  bool timePasses = false;        ///< --time-passes: wall time per phase on stderr
 };
 
 /// Runs one invocation and returns its exit code: 0 when the program is

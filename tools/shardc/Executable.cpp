@@ -32,6 +32,7 @@ Native compileNative(const Module &spmd, const std::string &programName,
     return native;
   }
   try {
+    PhaseTimer timer(options.times, "lower to LLVM IR");
     native.module = llvmgen::lowerProgram(spmd, context, programName);
   } catch (const llvmgen::CodegenError &e) {
     diags.error(e.loc, e.what());
@@ -41,6 +42,7 @@ Native compileNative(const Module &spmd, const std::string &programName,
   llvm::raw_string_ostream out(problems);
   if (llvm::verifyModule(*native.module, &out))
     throw std::logic_error("the LLVM backend produced invalid IR: " + out.str());
+  PhaseTimer timer(options.times, "LLVM O3");
   llvmgen::optimizeModule(*native.module, *native.machine);
   return native;
 }
@@ -53,6 +55,7 @@ bool emitLLVMText(const Module &spmd, const std::string &programName, const Nati
   Native native = compileNative(spmd, programName, options, context, diags);
   if (!native.module)
     return false;
+  PhaseTimer timer(options.times, "print");
   llvm::raw_string_ostream out(text);
   native.module->print(out, nullptr);
   out.flush();
@@ -77,8 +80,15 @@ bool buildExecutable(const Module &spmd, const std::string &programName, const s
     diags.error(Loc{}, "cannot create a temporary object file");
     return false;
   }
-  bool ok = llvmgen::emitObjectFile(*native.module, *native.machine, object.str().str(), error) &&
-            llvmgen::linkExecutable(object.str().str(), output, *runtime, error);
+  bool ok;
+  {
+    PhaseTimer timer(options.times, "code generation");
+    ok = llvmgen::emitObjectFile(*native.module, *native.machine, object.str().str(), error);
+  }
+  if (ok) {
+    PhaseTimer timer(options.times, "link");
+    ok = llvmgen::linkExecutable(object.str().str(), output, *runtime, error);
+  }
   llvm::sys::fs::remove(object);
   if (!ok)
     diags.error(Loc{}, error);

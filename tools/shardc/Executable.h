@@ -4,6 +4,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "tools/shardc/PhaseTimes.h"
 
 #include <string>
 
@@ -11,6 +12,7 @@ namespace shardc {
 
 struct NativeOptions {
   std::string targetCpu = "native"; ///< --target-cpu: an LLVM CPU name
+  PhaseTimes *times = nullptr;      ///< --time-passes: the backend's phases
 };
 
 /// The optimized LLVM IR of `spmd` (what -o would compile), as text. Problems

@@ -98,7 +98,11 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   //    recovered and reported as many as it could). Name errors do not: the
   //    builder leaves out what it could not build, so the IR stays well
   //    formed and the checks below still find every independent mistake.
-  std::unique_ptr<Module> module = parseModule(file, diags);
+  std::unique_ptr<Module> module;
+  {
+    PhaseTimer timer(options.times, "parse");
+    module = parseModule(file, diags);
+  }
   if (!module)
     return nullptr;
 
@@ -118,6 +122,7 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
                           stage->run == static_cast<PassFn>(partitionModule);
     if (rewrites && diags.hasErrors())
       break;
+    PhaseTimer timer(options.times, stage->name);
     // --explain: propagation also records where each axis came from.
     if (stage->run == static_cast<PassFn>(propagateShardings) && origins) {
       propagateShardings(*module, diags, origins);

@@ -3,6 +3,8 @@
 // `--emit=NAME` keys off the same table of stages.
 #pragma once
 
+#include "tools/shardc/PhaseTimes.h"
+
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/PartitionReport.h"
@@ -39,6 +41,8 @@ struct CompileOptions {
   /// --report=collectives: run through partition and record there every
   /// collective it inserts.
   CollectiveReport *collectives = nullptr;
+  /// --time-passes: parse and every pass that runs add their wall time here.
+  PhaseTimes *times = nullptr;
 };
 
 /// Runs the pipeline on one source buffer: parse, then every pass in the

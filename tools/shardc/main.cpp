@@ -96,6 +96,8 @@ int run(int argc, char **argv) {
                      "the CPU generated code is tuned for and may use (an LLVM CPU name)")
           ->check(shardc::checkTargetCpu)
           ->capture_default_str();
+  app.add_flag("--time-passes", options.timePasses,
+               "when the run ends, print the wall time of every phase on stderr");
   app.add_flag("--explicit", options.explicitMode,
                "JAX sharding in types: every sharding computed by its op's rule, no propagation");
   app.add_flag("--split-input-file", options.splitInputFile,

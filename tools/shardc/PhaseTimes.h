@@ -1,0 +1,43 @@
+// --time-passes: the wall time of every phase of one shardc run (parse, each
+// pass, printing, and for an executable lowering, LLVM's O3, code generation
+// and the link), printed as a table on stderr when the run ends.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardc {
+
+class PhaseTimes {
+public:
+  /// Adds `seconds` to the phase `name` (a phase run per chunk of
+  /// --split-input-file adds up); phases keep the order they first ran in.
+  void add(const std::string &name, double seconds);
+  /// The table: one line per phase, then the total.
+  std::string render() const;
+
+private:
+  std::vector<std::pair<std::string, double>> phases_;
+};
+
+/// Times a scope into `times` (when not null) as the phase `name`.
+class PhaseTimer {
+public:
+  PhaseTimer(PhaseTimes *times, std::string name) : times_(times), name_(std::move(name)) {}
+  ~PhaseTimer() {
+    if (times_)
+      times_->add(name_, std::chrono::duration<double>(Clock::now() - start_).count());
+  }
+  PhaseTimer(const PhaseTimer &) = delete;
+  PhaseTimer &operator=(const PhaseTimer &) = delete;
+
+private:
+  using Clock = std::chrono::steady_clock;
+  PhaseTimes *times_;
+  std::string name_;
+  Clock::time_point start_ = Clock::now();
+};
+
+} // namespace shardc
