@@ -52,6 +52,10 @@ struct Body {
   NameTable &names;
   CollectiveReport *report;
   std::map<const Value *, Local> locals;
+  /// Reshard plans already searched in this function, by request: a program
+  /// repeats the same resharding (every layer of a model), and the search is
+  /// the costly part of partitioning (planReshard is a pure function).
+  std::map<std::string, ReshardPlan> *plans = nullptr;
 
   /// Appends `kind` with these operands and attributes and one result of
   /// `type`, named after `hint`.

@@ -95,6 +95,7 @@ private:
   const Module &module_;
   Function &f_;
   CollectiveReport *report_;
+  std::map<std::string, ReshardPlan> plans_; // Body::plans
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
   std::map<const Value *, Value *> globals_;
@@ -270,7 +271,7 @@ private:
     axes.kind = Attribute::Kind::AxisSet;
     for (const MeshAxis &axis : mesh.axes)
       axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
-    Body body{module_, mesh, *mc->body, names_, report_, {}};
+    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_};
     for (const Value *input : inputs) {
       if (!input->sharding)
         throw Unsupported(first.loc,

@@ -5,6 +5,8 @@
 // of a dim. Every collective is recorded in the report.
 #include "passes/PartitionInternal.h"
 
+#include "ir/Printer.h"
+
 #include <fmt/format.h>
 
 namespace shardc::partition {
@@ -67,6 +69,29 @@ Value *emitStep(Body &body, Value *v, const ReshardStep &step, Loc loc) {
   throw std::logic_error("partition: a cross-mesh step inside one mesh");
 }
 
+/// planReshard(request), searched once per distinct request of the function
+/// (Body::plans).
+ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, Loc cause) {
+  auto search = [&] {
+    try {
+      return planReshard(request);
+    } catch (const std::invalid_argument &e) {
+      throw Unsupported(cause, e.what());
+    }
+  };
+  if (!body.plans)
+    return search();
+  std::string key = body.mesh.name + "|" + printType(request.type) + "|" +
+                    printSharding(request.source) + "|" + request.partialKind;
+  for (const AxisRef &axis : request.partialAxes)
+    key += fmt::format(" {}:{}:{}", axis.name, axis.preSize, axis.size);
+  key += "|" + printSharding(request.target);
+  auto known = body.plans->find(key);
+  if (known == body.plans->end())
+    known = body.plans->emplace(std::move(key), search()).first;
+  return known->second;
+}
+
 } // namespace
 
 Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
@@ -82,12 +107,7 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   request.target = target;
   for (DimSharding &dim : request.target.dims)
     dim.open = false, dim.priority.reset();
-  ReshardPlan plan;
-  try {
-    plan = planReshard(request);
-  } catch (const std::invalid_argument &e) {
-    throw Unsupported(cause, e.what());
-  }
+  ReshardPlan plan = cachedPlan(body, request, cause);
   Value *v = value.value;
   for (const ReshardStep &step : plan.steps) {
     v = trim(body, emitStep(body, v, step, cause), step.localShapeAfter, cause);

@@ -126,6 +126,29 @@ class Profile:
         return sum(self.ops.values())
 
 
+_PHASE = re.compile(r"^  (\S.*?) +([0-9.]+) s", re.M)
+
+
+def phase_times(stderr):
+    """`shardc --time-passes`'s table: phase -> seconds (without the total)."""
+    phases = {m.group(1): float(m.group(2)) for m in _PHASE.finditer(stderr)}
+    phases.pop("total", None)
+    if not phases:
+        raise BenchError(f"no --time-passes table in shardc's output:\n{stderr[-500:]}")
+    return phases
+
+
+def run_stderr(cmd, timeout):
+    """Runs `cmd`; returns its stderr (BenchError when it fails)."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise BenchError(f"timed out after {timeout} s: {' '.join(map(str, cmd))}")
+    if done.returncode != 0:
+        raise BenchError(f"exit {done.returncode}: {' '.join(map(str, cmd))}\n{done.stderr[-2000:]}")
+    return done.stderr
+
+
 def first_line(cmd):
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
