@@ -1,6 +1,7 @@
 """The workloads of bench/run: each builds its shardc programs, runs them and
 their peers in the same run, and returns Results (a ratio and its target)."""
 import os
+import shutil
 import sys
 
 from . import programs
@@ -71,6 +72,8 @@ class Bench:
         """Smoke runs only: the executable's results equal the interpreter's."""
         shd = os.path.join(self.work, name + ".shd")
         got, want = os.path.join(self.work, name + ".exe"), os.path.join(self.work, name + ".ref")
+        for stale in (got, want):  # results of an earlier run must not pass for new ones
+            shutil.rmtree(stale, ignore_errors=True)
         run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1", "--output-dir", got], 300)
         run([self.shardc, shd, "--interpret", "--random-inputs", "1", "--output-dir", want], 300)
         run([self.compare, got, want, "--rtol", "1e-4", "--atol", "1e-4"], 60)
