@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace shardc::llvmgen {
 
@@ -176,6 +177,12 @@ std::optional<GemmPlan> planGemm(const ContractionPlan &plan) {
   g.c = matrixOf(plan, g.m, g.n, g.batch, outStrides, g.M, g.N);
   if (g.c.transposed) // BLAS writes C row-major here
     g.c.direct = false;
+  // BLAS takes leading dimensions as int: a wider one (a batch dim inside a
+  // matrix of 2^31 elements or more) would be truncated, so that matrix is
+  // copied to its canonical layout, whose leading dim is K or N.
+  for (GemmPlan::Matrix *m : {&g.a, &g.b, &g.c})
+    if (m->ld > std::numeric_limits<int32_t>::max())
+      m->direct = false;
   return g;
 }
 

@@ -25,7 +25,8 @@ struct ContractionPlan {
 /// C[b](i, j) = sum_p A[b](i, p) * B[b](p, j), where i, j, p, b each flatten
 /// a group of labels (M: lhs and output, N: rhs and output, K: summed, both
 /// operands, B: all three). `direct` says whether an operand (or the output)
-/// can be passed to BLAS where it is; otherwise it is copied into (or out of)
+/// can be passed to BLAS where it is (a matrix per batch, row-major for the
+/// output, its leading dim an int); otherwise it is copied into (or out of)
 /// a scratch buffer in the canonical layout [B, M, K], [B, K, N], [B, M, N].
 struct GemmPlan {
   std::vector<size_t> batch, m, n, k; // label indices

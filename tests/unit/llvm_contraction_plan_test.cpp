@@ -217,6 +217,18 @@ TEST_CASE("gemm plan: rows that do not flatten in the operand's order are copied
   CHECK((same.a.direct && same.a.ld == 8 && same.M == 24));
 }
 
+TEST_CASE("gemm plan: a leading dimension wider than BLAS's int is copied, not truncated",
+          "[llvm]") {
+  // i=2, b=2^20, j=2^12, k=2: A's rows are 2^32 elements apart (only types:
+  // nothing is allocated); B and C have small leading dims and stay in place.
+  ContractionPlan p = einsum2("ibj,bjk->ibk", "tensor<2x1048576x4096xf32>",
+                              "tensor<1048576x4096x2xf32>", "tensor<2x1048576x2xf32>");
+  GemmPlan g = gemmOf(p);
+  CHECK_FALSE(g.a.direct);
+  CHECK((g.b.direct && g.b.ld == 2));
+  CHECK((g.c.direct && g.c.ld == 2097152));
+}
+
 TEST_CASE("gemm plan: forms without a GEMM are left to loop nests", "[llvm]") {
   SECTION("a label summed in one operand only") {
     CHECK_FALSE(
