@@ -120,8 +120,7 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
   CHECK(plan.outputIndexOf(bodyValue(body, "m")) == 1);
 }
 
-TEST_CASE("kernel plan: a result is computed in its output buffer unless it cannot be",
-          "[llvm]") {
+TEST_CASE("kernel plan: a result is computed in its output buffer unless it cannot be", "[llvm]") {
   // Result 0 is the parameter itself (its storage is the input buffer);
   // results 1 and 2 are one value (one storage: output 1, copied to 2);
   // %t (a matmul's result) is a temporary in the arena, read by %r.
