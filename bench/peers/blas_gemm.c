@@ -23,12 +23,8 @@ int main(int argc, char **argv) {
   long threads = peer_positive(program, "THREADS", argv[3]);
   long repeats = peer_positive(program, "REPEATS", argv[4]);
   openblas_set_num_threads((int)threads);
-  size_t count = (size_t)n * (size_t)n, size = f64 ? sizeof(double) : sizeof(float);
-  void *a = peer_alloc(program, count * size), *b = peer_alloc(program, count * size);
-  void *c = peer_alloc(program, count * size);
-  peer_fill(a, count, f64, 0);
-  peer_fill(b, count, f64, count);
-  memset(c, 0, count * size);
+  void *a = NULL, *b = NULL, *c = NULL;
+  peer_gemm_operands(program, (size_t)n * (size_t)n, f64, &a, &b, &c);
 
   for (long run = 0; run < repeats; ++run) {
     double start = seconds();

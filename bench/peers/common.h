@@ -56,4 +56,17 @@ static inline void peer_fill(void *p, size_t count, int f64, size_t offset) {
   }
 }
 
+/* The three n-element matrices of a gemm peer: A and B filled with distinct
+ * peer_value runs, C zeroed. */
+static inline void peer_gemm_operands(const char *program, size_t count, int f64, void **a,
+                                      void **b, void **c) {
+  size_t bytes = count * (f64 ? sizeof(double) : sizeof(float));
+  *a = peer_alloc(program, bytes);
+  *b = peer_alloc(program, bytes);
+  *c = peer_alloc(program, bytes);
+  peer_fill(*a, count, f64, 0);
+  peer_fill(*b, count, f64, count);
+  memset(*c, 0, bytes);
+}
+
 #endif

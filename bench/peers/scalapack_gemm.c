@@ -57,12 +57,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: descinit failed (info %d)\n", program, info);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  size_t count = (size_t)localRows * (size_t)localCols, size = f64 ? 8 : 4;
-  void *a = peer_alloc(program, count * size), *b = peer_alloc(program, count * size);
-  void *c = peer_alloc(program, count * size);
-  peer_fill(a, count, f64, 0);
-  peer_fill(b, count, f64, count);
-  memset(c, 0, count * size);
+  void *a = NULL, *b = NULL, *c = NULL;
+  peer_gemm_operands(program, (size_t)localRows * (size_t)localCols, f64, &a, &b, &c);
 
   for (long run = 0; run < repeats; ++run) {
     double start = peer_run_start();
