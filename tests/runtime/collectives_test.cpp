@@ -103,6 +103,37 @@ void checkMovement(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t d
   }
 }
 
+/// reduce_scatter of blocks of several of its 1 MiB chunks (the last one
+/// partial), along the outermost dim and along dim 1 (packed first). The sum
+/// is computed here per element: member q's element i is 100 q + i.
+void checkLargeReduceScatter(Case &c, const std::vector<shardrt_axis_ref> &axes) {
+  shardrt_group group{c.mesh, static_cast<int64_t>(axes.size()), axes.data()};
+  std::vector<int64_t> members = groupMembers(c.meshDesc(), axes, c.position());
+  int64_t n = static_cast<int64_t>(members.size()), index = shardrt_group_index(c.ctx, &group);
+  double memberSum = 0;
+  for (int64_t q : members)
+    memberSum += 100.0 * static_cast<double>(q);
+  for (int64_t dtype : {SHARDRT_F64, SHARDRT_I32}) {
+    for (int64_t dim : {0, 1}) {
+      int64_t rows = dim == 0 ? 1 : 2, cols = 300001 / rows;
+      std::vector<int64_t> shape =
+          dim == 0 ? std::vector<int64_t>{n * cols} : std::vector<int64_t>{rows, n * cols};
+      LocalTensor expected =
+          zeros(dim == 0 ? std::vector<int64_t>{cols} : std::vector<int64_t>{rows, cols}, dtype);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j)
+          expected.values[static_cast<size_t>(r * cols + j)] =
+              memberSum + static_cast<double>(n * (r * n * cols + index * cols + j));
+      Buffer send = encode(operand(c.position(), shape, dtype), dtype),
+             received(expected.values.size() * elementBytes(dtype));
+      shardrt_reduce_scatter(c.ctx, -1, &group, dtype, static_cast<int64_t>(shape.size()),
+                             shape.data(), dim, send.data(), received.data());
+      expectEqual(c.checker, decode(received, expected.shape, dtype), expected,
+                  describe(c, "reduce_scatter in chunks", axes, dtype, shape, dim));
+    }
+  }
+}
+
 /// all_reduce sum / max / min, out of place and in place.
 void checkReductions(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t dtype) {
   shardrt_group group{c.mesh, static_cast<int64_t>(axes.size()), axes.data()};
@@ -168,6 +199,8 @@ void sweep(shardrt_context *ctx, const shardrt_program *program, Checker &checke
     Case c{ctx, program, m, checker};
     if (c.position() < 0)
       continue; // a maximal mesh of another rank: its ops don't run here
+    if (!groupsPerMesh[m].empty())
+      checkLargeReduceScatter(c, groupsPerMesh[m].front());
     for (const auto &axes : groupsPerMesh[m]) {
       checkAxisIndex(c, axes);
       for (int64_t dtype : {SHARDRT_F32, SHARDRT_F64, SHARDRT_I32, SHARDRT_I64, SHARDRT_I1}) {
