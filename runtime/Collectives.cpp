@@ -1,10 +1,10 @@
 // The collectives over mesh axes (SPMD_CONTRACT.md section 2), on the group's
-// cached communicator: MPI nonblocking collectives, or for all_to_all and
-// reduce_scatter nonblocking point-to-point messages (faster here, see
-// exchangeBlocks and reduceBlocksPipelined), all waited for with MPI_Testall +
-// sched_yield (waitAll). MPI moves whole contiguous blocks, one per group
-// member, so a dim that is not the outermost is packed into per-member blocks
-// before the call and unpacked after it.
+// cached communicator: MPI nonblocking collectives, or for all_to_all,
+// reduce_scatter and large all_reduce nonblocking point-to-point messages
+// (faster here, see exchangeBlocks and reduceBlocksPipelined), all waited for
+// with MPI_Testall + sched_yield (waitAll). MPI moves whole contiguous blocks,
+// one per group member, so a dim that is not the outermost is packed into
+// per-member blocks before the call and unpacked after it.
 //
 // Worked example, all_gather of a 2x3 operand along dim 1 over 2 members:
 // MPI_Allgather yields [member 0's 2x3][member 1's 2x3]; the result 2x6 takes
@@ -137,62 +137,73 @@ void reductionTypeAndOp(shardrt_context *ctx, int64_t dtype, int64_t kind, MPI_D
   }
 }
 
-/// reduce_scatter's exchange, the members' contiguous blocks in `in` (block
-/// k: member k's part): member k gets block k of every member and sums them
-/// into `out`. Each block travels in chunks, and each chunk is added into
-/// `out` as soon as it has arrived, while the later chunks are still on their
-/// way, so the sum costs little beyond the transfer. MPICH 4.0's reduce-scatter
-/// (blocking or not) took 58-70 ms for 64 MiB on 2 ranks, this 19 ms; the sums
-/// are MPI_Reduce_local with the call's type and op, so they are MPI's own.
-void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64_t block,
-                           int64_t size, MPI_Datatype type, MPI_Op reduction, const char *in,
-                           char *out) {
+/// The reduction of `count` elements of `in` split into n blocks of `block`
+/// elements (the last ones shorter or empty when n does not divide count):
+/// member k gets block k of every member and reduces them into `mine`. Each
+/// block travels in chunks, and each chunk is reduced as soon as it has
+/// arrived, while the later chunks are still on their way, so the reduction
+/// costs little beyond the transfer. MPICH 4.0's reduce-scatter (blocking or
+/// not) took 58-70 ms for 64 MiB on 2 ranks, this 19-23 ms. The reductions are
+/// MPI_Reduce_local with the call's type and op, in member order. `mine` may
+/// be `in`'s own block.
+void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64_t count,
+                           int64_t block, int64_t size, MPI_Datatype type, MPI_Op reduction,
+                           const char *in, char *mine) {
   constexpr int64_t kChunkBytes = int64_t(1) << 20;
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / size);
-  int64_t chunks = (block + chunk - 1) / chunk;
   int me = 0;
   checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+  auto blockLength = [&](int64_t k) { return std::clamp<int64_t>(count - k * block, 0, block); };
+  auto chunksOf = [&](int64_t k) { return (blockLength(k) + chunk - 1) / chunk; };
+  auto chunkLength = [&](int64_t k, int64_t c) {
+    return std::min(chunk, blockLength(k) - c * chunk);
+  };
+  int64_t length = blockLength(me), chunks = chunksOf(me);
   // What member k sends me lands in slot k (me excluded) of the scratch buffer.
-  char *received = scratchBuffer(ctx, 1, (n - 1) * block * size);
-  auto slot = [&](int64_t k) { return received + (k < me ? k : k - 1) * block * size; };
-  auto length = [&](int64_t c) { return std::min(chunk, block - c * chunk); };
+  char *received = scratchBuffer(ctx, 1, (n - 1) * length * size);
+  auto slot = [&](int64_t k) { return received + (k < me ? k : k - 1) * length * size; };
   // Receives chunk by chunk (chunk c's n - 1 requests side by side), then the
   // sends. Messages between two members arrive in the order they were sent.
   std::vector<MPI_Request> requests;
-  requests.reserve(static_cast<size_t>(2 * chunks * (n - 1)));
   for (int64_t c = 0; c < chunks; ++c)
     for (int64_t k = 0; k < n; ++k)
       if (k != me) {
         requests.emplace_back();
         checkMpi(ctx,
-                 MPI_Irecv(slot(k) + c * chunk * size, mpiCount(ctx, length(c)), type,
+                 MPI_Irecv(slot(k) + c * chunk * size, mpiCount(ctx, chunkLength(me, c)), type,
                            static_cast<int>(k), 0, comm, &requests.back()),
                  "MPI_Irecv");
       }
-  for (int64_t c = 0; c < chunks; ++c)
-    for (int64_t j = 0; j < n; ++j)
-      if (j != me) {
-        requests.emplace_back();
-        checkMpi(ctx,
-                 MPI_Isend(in + (j * block + c * chunk) * size, mpiCount(ctx, length(c)), type,
-                           static_cast<int>(j), 0, comm, &requests.back()),
-                 "MPI_Isend");
-      }
+  size_t receives = requests.size();
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t c = 0; j != me && c < chunksOf(j); ++c) {
+      requests.emplace_back();
+      checkMpi(ctx,
+               MPI_Isend(in + (j * block + c * chunk) * size, mpiCount(ctx, chunkLength(j, c)),
+                         type, static_cast<int>(j), 0, comm, &requests.back()),
+               "MPI_Isend");
+    }
+  const char *own = in + me * block * size;
+  if (own != mine)
+    std::memcpy(mine, own, static_cast<size_t>(length * size));
   for (int64_t c = 0; c < chunks; ++c) {
-    char *sum = out + c * chunk * size;
-    std::memcpy(sum, in + (me * block + c * chunk) * size, static_cast<size_t>(length(c) * size));
     waitAll(ctx, static_cast<int>(n - 1), requests.data() + c * (n - 1), "MPI_Irecv");
     for (int64_t k = 0; k < n; ++k)
       if (k != me)
         checkMpi(ctx,
-                 MPI_Reduce_local(slot(k) + c * chunk * size, sum, mpiCount(ctx, length(c)), type,
-                                  reduction),
+                 MPI_Reduce_local(slot(k) + c * chunk * size, mine + c * chunk * size,
+                                  mpiCount(ctx, chunkLength(me, c)), type, reduction),
                  "MPI_Reduce_local");
   }
-  int64_t receives = chunks * (n - 1);
-  waitAll(ctx, static_cast<int>(requests.size() - static_cast<size_t>(receives)),
-          requests.data() + receives, "MPI_Isend");
+  waitAll(ctx, static_cast<int>(requests.size() - receives), requests.data() + receives,
+          "MPI_Isend");
 }
+
+/// From this size on, all_reduce is a pipelined reduce-scatter and an
+/// all-gather: 64 MiB on 2 ranks 36 ms, where MPI_Iallreduce took 79-88 ms
+/// (16 MiB: 10 vs 13-18 ms; 16 MiB on 8 ranks on 2 cores: 55 vs 79 ms).
+/// Below it (16 KiB: 12.5 vs 10.6 us) MPI's one call has the lower latency.
+constexpr int64_t kPipelinedAllReduceBytes = int64_t(256) << 10;
 
 } // namespace
 
@@ -257,13 +268,34 @@ void shardrt_all_reduce(shardrt_context *ctx, int64_t op, const shardrt_group *g
   if (g.size == 1) {
     if (in != out)
       std::memcpy(out, in, static_cast<size_t>(count * size));
-  } else {
+  } else if (count * size < kPipelinedAllReduceBytes) {
     MPI_Request request;
     checkMpi(ctx,
              MPI_Iallreduce(in == out ? MPI_IN_PLACE : in, out, mpiCount(ctx, count), type,
                             reduction, g.comm, &request),
              "MPI_Iallreduce");
     waitAll(ctx, 1, &request, "MPI_Iallreduce");
+  } else {
+    // A reduce-scatter into the member's own block of `out`, then an
+    // all-gather of the blocks in place: every member ends with the same
+    // bits, as each block is reduced once.
+    int64_t block = (count + g.size - 1) / g.size;
+    std::vector<int> counts, offsets;
+    for (int64_t k = 0; k < g.size; ++k) {
+      counts.push_back(mpiCount(ctx, std::clamp<int64_t>(count - k * block, 0, block)));
+      offsets.push_back(mpiCount(ctx, std::min(count, k * block)));
+    }
+    int me = 0;
+    checkMpi(ctx, MPI_Comm_rank(g.comm, &me), "MPI_Comm_rank");
+    char *result = static_cast<char *>(out);
+    reduceBlocksPipelined(ctx, g.comm, g.size, count, block, size, type, reduction,
+                          static_cast<const char *>(in), result + offsets[me] * size);
+    MPI_Request request;
+    checkMpi(ctx,
+             MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, out, counts.data(), offsets.data(),
+                             type, g.comm, &request),
+             "MPI_Iallgatherv");
+    waitAll(ctx, 1, &request, "MPI_Iallgatherv");
   }
   recordCollective(ctx, op, Collective::AllReduce, now() - start,
                    2.0 * static_cast<double>((g.size - 1) * count * size) /
@@ -298,7 +330,7 @@ void shardrt_reduce_scatter(shardrt_context *ctx, int64_t op, const shardrt_grou
                    g.size * piece * size, outer, piece * size);
       send = packed;
     }
-    reduceBlocksPipelined(ctx, g.comm, g.size, block, size, type, reduction, send,
+    reduceBlocksPipelined(ctx, g.comm, g.size, g.size * block, block, size, type, reduction, send,
                           static_cast<char *>(out));
   }
   recordCollective(ctx, op, Collective::ReduceScatter, now() - start,

@@ -103,10 +103,12 @@ void checkMovement(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t d
   }
 }
 
-/// reduce_scatter of blocks of several of its 1 MiB chunks (the last one
-/// partial), along the outermost dim and along dim 1 (packed first). The sum
-/// is computed here per element: member q's element i is 100 q + i.
-void checkLargeReduceScatter(Case &c, const std::vector<shardrt_axis_ref> &axes) {
+/// The reductions that travel in 1 MiB chunks. reduce_scatter of blocks of
+/// several chunks (the last one partial), along the outermost dim and along
+/// dim 1 (packed first); the sum is computed here per element: member q's
+/// element i is 100 q + i. all_reduce above its pipelined size, of a count
+/// that no member count but 1 divides, out of place and in place.
+void checkLargeReductions(Case &c, const std::vector<shardrt_axis_ref> &axes) {
   shardrt_group group{c.mesh, static_cast<int64_t>(axes.size()), axes.data()};
   std::vector<int64_t> members = groupMembers(c.meshDesc(), axes, c.position());
   int64_t n = static_cast<int64_t>(members.size()), index = shardrt_group_index(c.ctx, &group);
@@ -130,6 +132,22 @@ void checkLargeReduceScatter(Case &c, const std::vector<shardrt_axis_ref> &axes)
                              shape.data(), dim, send.data(), received.data());
       expectEqual(c.checker, decode(received, expected.shape, dtype), expected,
                   describe(c, "reduce_scatter in chunks", axes, dtype, shape, dim));
+    }
+  }
+  std::vector<int64_t> shape = {600001};
+  for (int64_t dtype : {SHARDRT_F32, SHARDRT_F64, SHARDRT_I32}) {
+    for (int64_t kind : {SHARDRT_SUM, SHARDRT_MAX}) {
+      std::vector<LocalTensor> parts;
+      for (int64_t q : members)
+        parts.push_back(reductionOperand(q, shape, dtype));
+      LocalTensor expected = reduce(parts, kind);
+      Buffer in = encode(reductionOperand(c.position(), shape, dtype), dtype), out(in.size());
+      shardrt_all_reduce(c.ctx, -1, &group, dtype, shape[0], kind, in.data(), out.data());
+      expectEqual(c.checker, decode(out, shape, dtype), expected,
+                  describe(c, "all_reduce in chunks", axes, dtype, shape, kind));
+      shardrt_all_reduce(c.ctx, -1, &group, dtype, shape[0], kind, in.data(), in.data());
+      expectEqual(c.checker, decode(in, shape, dtype), expected,
+                  describe(c, "all_reduce in chunks in place", axes, dtype, shape, kind));
     }
   }
 }
@@ -200,7 +218,7 @@ void sweep(shardrt_context *ctx, const shardrt_program *program, Checker &checke
     if (c.position() < 0)
       continue; // a maximal mesh of another rank: its ops don't run here
     if (!groupsPerMesh[m].empty())
-      checkLargeReduceScatter(c, groupsPerMesh[m].front());
+      checkLargeReductions(c, groupsPerMesh[m].front());
     for (const auto &axes : groupsPerMesh[m]) {
       checkAxisIndex(c, axes);
       for (int64_t dtype : {SHARDRT_F32, SHARDRT_F64, SHARDRT_I32, SHARDRT_I64, SHARDRT_I1}) {
