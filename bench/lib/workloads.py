@@ -37,6 +37,18 @@ def median_profile(profiles):
     return sorted(profiles, key=lambda p: p.run_median)[len(profiles) // 2]
 
 
+def in_rounds(rounds, measures):
+    """Runs every measure (name -> function of no arguments) once per round,
+    in turn, and returns name -> the list of what each call returned. The
+    machine's speed drifts (another tenant, a change of clock: up to 2x here),
+    and taking turns lets a slow spell land on shardc and its peers alike."""
+    out = {name: [] for name in measures}
+    for _ in range(rounds):
+        for name, measure in measures.items():
+            out[name].append(measure())
+    return out
+
+
 class Bench:
     """Paths, sizes and the helpers every workload uses."""
 
@@ -61,12 +73,6 @@ class Bench:
             f.write(source)
         run([self.shardc, shd, "-o", exe], timeout=600)
         return exe
-
-    def profile(self, exe, ranks, repeats, invocations=1):
-        """Runs `exe` `invocations` times with --repeat; returns the Profile of
-        the invocation with the median run time (its figures are consistent
-        with each other)."""
-        return median_profile([self.profile_once(exe, ranks, repeats) for _ in range(invocations)])
 
     def profile_once(self, exe, ranks, repeats):
         return Profile(run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1",
@@ -101,16 +107,22 @@ def gemm(b):
             if b.smoke:
                 b.check(exe, ranks, name)
             repeats = c["repeats"]
-            prof = b.profile(exe, ranks, repeats, c["invocations"])
-            flops = 2.0 * n ** 3
-            blas = b.peer_sample([b.peer("bench-blas-gemm"), dtype, str(n), str(ranks),
-                                  str(repeats)])
-            best_nb, scalapack = None, None
+            measures = {
+                "shardc": lambda: b.profile_once(exe, ranks, repeats),
+                "blas": lambda: b.peer_sample([b.peer("bench-blas-gemm"), dtype, str(n),
+                                               str(ranks), str(repeats)]).times,
+            }
             for nb in c["block_sizes"]:
-                s = b.peer_sample([b.peer("bench-scalapack-gemm"), dtype, str(n), str(nb),
-                                   str(repeats)], ranks, ONE_THREAD)
-                if scalapack is None or s.median < scalapack.median:
-                    best_nb, scalapack = nb, s
+                measures[nb] = (lambda nb=nb: b.peer_sample(
+                    [b.peer("bench-scalapack-gemm"), dtype, str(n), str(nb), str(repeats)],
+                    ranks, ONE_THREAD).times)
+            got = in_rounds(c["rounds"], measures)
+            prof = median_profile(got["shardc"])
+            flops = 2.0 * n ** 3
+            blas = Sample(sum(got["blas"], []))
+            scalapack = {nb: Sample(sum(got[nb], [])) for nb in c["block_sizes"]}
+            best_nb = min(scalapack, key=lambda nb: scalapack[nb].median)
+            scalapack = scalapack[best_nb]
             gf = lambda seconds: flops / seconds / 1e9
             case = f"N={n} {dtype}, {ranks} ranks"
             ours_text = f"{gf(prof.run_median):.1f} GFLOP/s ({prof.spread()})"
@@ -133,9 +145,13 @@ def mlp(b):
     exe = b.build("mlp", programs.mlp(c["batch"], c["model"], c["hidden"], ranks))
     if b.smoke:
         b.check(exe, ranks, "mlp")
-    prof = b.profile(exe, ranks, c["repeats"], c["invocations"])
-    blas = b.peer_sample([b.peer("bench-mlp-blas"), str(c["batch"]), str(c["model"]),
-                          str(c["hidden"]), str(ranks), str(c["repeats"])])
+    got = in_rounds(c["rounds"], {
+        "shardc": lambda: b.profile_once(exe, ranks, c["repeats"]),
+        "blas": lambda: b.peer_sample([b.peer("bench-mlp-blas"), str(c["batch"]),
+                                       str(c["model"]), str(c["hidden"]), str(ranks),
+                                       str(c["repeats"])]).times,
+    })
+    prof, blas = median_profile(got["shardc"]), Sample(sum(got["blas"], []))
     case = (f"batch {c['batch']}, model {c['model']}, hidden {c['hidden']}, f32, Megatron, "
             f"{ranks} ranks")
     result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({prof.spread()})",
@@ -153,9 +169,15 @@ def elementwise(b):
     if b.smoke:
         b.check(fused, ranks, "elementwise_fused")
         b.check(unfused, ranks, "elementwise_unfused")
-    pf = b.profile(fused, ranks, c["repeats"], c["invocations"])
-    pu = b.profile(unfused, ranks, c["repeats"], c["invocations"])
-    triad = b.peer_sample([b.peer("bench-triad"), str(n), str(c["repeats"])], ranks)
+    repeats = c["repeats"]
+    got = in_rounds(c["rounds"], {
+        "fused": lambda: b.profile_once(fused, ranks, repeats),
+        "unfused": lambda: b.profile_once(unfused, ranks, repeats),
+        "triad": lambda: b.peer_sample([b.peer("bench-triad"), str(n), str(repeats)],
+                                       ranks).times,
+    })
+    pf, pu = median_profile(got["fused"]), median_profile(got["unfused"])
+    triad = Sample(sum(got["triad"], []))
     # Bytes as STREAM counts them: each array read or written once.
     ours_bw = 4 * 4 * n / pf.op_seconds() / 1e9
     triad_bw = 3 * 4 * n / triad.median / 1e9
@@ -189,16 +211,14 @@ def collectives(b):
             # MPI_Alltoall on contiguous blocks skips a pass that the reshard
             # needs, so it is also measured against that pass written by hand.
             peer_kinds = [kind] + (["all_to_all_by_hand"] if kind == "all_to_all" else [])
-            peer_runs = {k: [] for k in peer_kinds}
-            profiles = []
-            # Rounds of shardc, then the peers: a disturbance of the machine
-            # (another tenant, a change of clock) lands on both sides.
-            for _ in range(c["invocations"]):
-                profiles.append(b.profile_once(exe, ranks, repeats))
-                for k in peer_kinds:
-                    peer_runs[k] += b.peer_sample([b.peer("bench-mpi-collectives"), k,
-                                                     str(nbytes), str(repeats)], ranks).times
-            prof = median_profile(profiles)
+            measures = {"shardc": lambda: b.profile_once(exe, ranks, repeats)}
+            for k in peer_kinds:
+                measures[k] = (lambda k=k: b.peer_sample(
+                    [b.peer("bench-mpi-collectives"), k, str(nbytes), str(repeats)],
+                    ranks).times)
+            got = in_rounds(c["rounds"], measures)
+            prof = median_profile(got["shardc"])
+            peer_runs = {k: sum(got[k], []) for k in peer_kinds}
             if kind not in prof.collectives:
                 raise BenchError(f"{name}: the profile has no {kind} row:\n{prof.text}")
             ours = prof.collectives[kind]
