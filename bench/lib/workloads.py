@@ -255,13 +255,11 @@ def compile_time(b):
     shds = {ops: _generated(b, ops) for ops in c["ops"]}
     # The passes: type inference and verification, propagation, export,
     # partitioning, as --time-passes times them (parse and print apart). The
-    # sizes take turns, round after round, so that a slow spell of the machine
-    # (its speed drifts by up to 2x here) falls on every size alike.
-    runs = {ops: [] for ops in c["ops"]}
-    for _ in range(c["repeats"]):
-        for ops, shd in shds.items():
-            runs[ops].append(phase_times(run_stderr(
-                [b.shardc, shd, "--emit=spmd", "-o", os.devnull, "--time-passes"], 600)))
+    # sizes take turns, so that a slow spell falls on every size alike.
+    runs = in_rounds(c["repeats"], {
+        ops: (lambda shd=shd: phase_times(run_stderr(
+            [b.shardc, shd, "--emit=spmd", "-o", os.devnull, "--time-passes"], 600)))
+        for ops, shd in shds.items()})
     passes = {ops: [sum(t for name, t in r.items() if name not in _NOT_PASSES) for r in rs]
               for ops, rs in runs.items()}
     parse = {ops: Sample([r["parse"] for r in rs]) for ops, rs in runs.items()}
@@ -299,12 +297,9 @@ def startup(b):
     mpi = [b.mpiexec, "-n", str(ranks)]
     commands = {"shardc": mpi + [exe, "--random-inputs", "1"], "true": mpi + ["true"],
                 "mpi": mpi + [b.peer("bench-mpi-hello")]}
-    # Round-robin, so that drifts in the machine's load touch all three alike.
-    times = {name: [] for name in commands}
-    for _ in range(c["repeats"]):
-        for name, cmd in commands.items():
-            times[name] += wall_times(cmd, 1, 120)
-    ours, true, mpi_only = (Sample(times[n]) for n in ("shardc", "true", "mpi"))
+    times = in_rounds(c["repeats"], {name: (lambda cmd=cmd: wall_times(cmd, 1, 120))
+                                     for name, cmd in commands.items()})
+    ours, true, mpi_only = (Sample(sum(times[n], [])) for n in ("shardc", "true", "mpi"))
     case = f"trivial program under mpiexec -n {ranks}"
     ours_text = f"{ours.median * 1e3:.0f} ms ({ours.spread()})"
     results = [
