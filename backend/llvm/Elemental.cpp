@@ -53,6 +53,8 @@ llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index) {
 }
 
 llvm::Value *computeElement(KernelLowering &k, const Op &op, ElementIndex &index) {
+  if (op.kind == OpKind::AllSlice)
+    return emitAllSliceElement(k, op, index);
   switch (opInfo(op.kind).group) {
   case OpGroup::Unary:
   case OpGroup::Binary:

@@ -53,6 +53,9 @@ llvm::Value *computeElement(KernelLowering &k, const Op &op, ElementIndex &index
 llvm::Value *emitElementwise(KernelLowering &k, const Op &op, ElementIndex &index);
 /// reshape, transpose, broadcast, concat, slice, pad (ElementalShape.cpp).
 llvm::Value *emitShapeElement(KernelLowering &k, const Op &op, ElementIndex &index);
+/// all_slice: the operand at this device's block offset along `dim`, zero
+/// past its end (ElementalShape.cpp).
+llvm::Value *emitAllSliceElement(KernelLowering &k, const Op &op, ElementIndex &index);
 /// constant, iota, random_uniform, random_normal (ElementalCreation.cpp).
 llvm::Value *emitCreationElement(KernelLowering &k, const Op &op, ElementIndex &index);
 /// reduce_sum/max/min/mean: a loop over the reduced dims

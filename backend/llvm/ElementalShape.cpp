@@ -132,6 +132,33 @@ llvm::Value *concat(KernelLowering &k, const Op &op, ElementIndex &index) {
 
 } // namespace
 
+llvm::Value *emitAllSliceElement(KernelLowering &k, const Op &op, ElementIndex &index) {
+  const Value *x = op.operands[0];
+  const TensorType &type = op.result()->type;
+  int64_t dim = intAttr(op, "dim");
+  const Attribute *axes = op.attr("axes");
+  if (!axes || axes->kind != Attribute::Kind::AxisSet)
+    unsupported(op, "missing attribute: axes");
+  if (dim < 0 || static_cast<size_t>(dim) >= type.rank() || x->type.rank() != type.rank())
+    unsupported(op, "dim out of range");
+  if (!k.currentMesh())
+    unsupported(op, "outside a manual_computation");
+  // This device keeps block `group index` of `kept` elements along dim (its
+  // local type's size there), zero past the operand's end: the same values
+  // as shardrt_all_slice, without the operand ever being whole in memory
+  // when it is fused (an iota or random value computes only this block).
+  llvm::IRBuilder<> &b = k.builder;
+  int64_t length = x->type.shape[dim], kept = type.shape[dim];
+  llvm::Value *first = b.CreateMul(k.groupIndex(axes->axes), k.i64(kept));
+  std::vector<llvm::Value *> dims = index.dims(k);
+  llvm::Value *at = b.CreateAdd(first, dims[dim]);
+  llvm::Value *inside = b.CreateICmpSLT(at, k.i64(length));
+  dims[dim] = clampIndex(k, at, length);
+  ElementIndex from(x->type.shape, dims);
+  llvm::Value *element = elementOf(k, x, from);
+  return b.CreateSelect(inside, element, constantOf(element->getType(), 0));
+}
+
 llvm::Value *emitShapeElement(KernelLowering &k, const Op &op, ElementIndex &index) {
   switch (op.kind) {
   case OpKind::Reshape:

@@ -6,7 +6,8 @@
 // Steps, in order:
 //   1. Materialize what others must find in memory: block arguments,
 //      returned values, operands and results of ops that are not elemental
-//      (contractions, collectives, manual_computation, sharding ops).
+//      (contractions, collectives other than all_slice, manual_computation,
+//      sharding ops).
 //   2. Materialize values read by more than one use (they would otherwise be
 //      computed once per use) and the results of reductions (each of their
 //      elements is a loop). A value with no use is not computed at all.
@@ -30,6 +31,8 @@
 namespace shardc::llvmgen {
 
 bool isElementalOp(OpKind kind) {
+  if (kind == OpKind::AllSlice)
+    return true; // this device's block, read at an offset (ElementalShape.cpp)
   switch (opInfo(kind).group) {
   case OpGroup::Unary:
   case OpGroup::Convert:

@@ -77,6 +77,13 @@ llvm::Value *KernelEmitter::emitArena(llvm::Function *kernel) {
   return arena;
 }
 
+void KernelEmitter::placeAtFrameStart(llvm::IRBuilder<> &b, llvm::BasicBlock *entry) {
+  if (entry)
+    b.SetInsertPoint(entry, entry->begin());
+  else
+    b.SetInsertPoint(builder_.GetInsertBlock(), builder_.GetInsertPoint());
+}
+
 void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs,
                              llvm::Value *outputs, llvm::BasicBlock *entry) {
   k_->runtimeContext = context;
@@ -86,10 +93,7 @@ void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Val
       return nullptr;
     const Value *storage = plan_.storageOf(v);
     llvm::IRBuilder<> b(builder_.getContext());
-    if (entry)
-      b.SetInsertPoint(entry, entry->begin());
-    else
-      b.SetInsertPoint(builder_.GetInsertBlock(), builder_.GetInsertPoint());
+    placeAtFrameStart(b, entry);
     auto runtimeBuffer = [&](llvm::Value *buffers, int64_t index) {
       return b.CreateLoad(
           b.getInt8PtrTy(),
@@ -103,6 +107,17 @@ void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Val
     return b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), arena,
                                         static_cast<uint64_t>(plan_.arenaOffset(storage)),
                                         "%" + storage->name);
+  };
+  k_->groupIndex = [this, context, entry](const std::vector<AxisRef> &axes) -> llvm::Value * {
+    const Mesh *mesh = k_->currentMesh();
+    if (!mesh)
+      throw CodegenError(Loc{}, "a device's group index outside a manual_computation");
+    llvm::IRBuilder<> b(builder_.getContext());
+    placeAtFrameStart(b, entry);
+    llvm::Constant *group = description_.group(*mesh, axes);
+    return b.CreateCall(
+        runtime("shardrt_group_index", b.getInt64Ty(), {b.getInt8PtrTy(), group->getType()}),
+        {context, group}, "group_index");
   };
 }
 
@@ -223,7 +238,7 @@ void KernelEmitter::lowerOp(const Op &op) {
       return; // fused into its consumer's loop
   }
   int64_t id = profileId(op);
-  if (opInfo(op.kind).group == OpGroup::Collective) {
+  if (!elemental && opInfo(op.kind).group == OpGroup::Collective) {
     emitInOwnFunction([&] { emitCollective(*k_, description_, op); }); // times itself
     return;
   }

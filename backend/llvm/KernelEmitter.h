@@ -39,11 +39,13 @@ private:
 
   /// The arena, allocated on the first run and kept (see the .cpp).
   llvm::Value *emitArena(llvm::Function *kernel);
-  /// Buffer pointers are computed in the function being emitted: from its
-  /// `arena`, `inputs` and `outputs` arguments, at `entry` (null: where the
-  /// builder is).
+  /// Buffer pointers and group indices are computed in the function being
+  /// emitted: from its `context`, `arena`, `inputs` and `outputs` arguments,
+  /// at `entry` (null: where the builder is).
   void useFrame(llvm::Value *context, llvm::Value *arena, llvm::Value *inputs, llvm::Value *outputs,
                 llvm::BasicBlock *entry);
+  /// Puts `b` at the start of `entry`, or where the builder is when null.
+  void placeAtFrameStart(llvm::IRBuilder<> &b, llvm::BasicBlock *entry);
   /// Emits `body` into a new function shardc.op.N and a call of it here.
   void emitInOwnFunction(const std::function<void()> &body);
   void lowerBlock(const Block &block, bool topLevel);

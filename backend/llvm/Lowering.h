@@ -64,7 +64,9 @@ FusionPlan planFusion(const Block &block);
 /// True for ops lowered element by element (Elemental*.cpp can compute any
 /// element of their result from its index): unary, binary, convert, select,
 /// broadcast, reshape, transpose, concat, slice, pad, constant, iota,
-/// random_*, reduce_* (a reduction's element loops over the reduced dims).
+/// random_*, reduce_* (a reduction's element loops over the reduced dims),
+/// and all_slice, which needs no communication: a device's block of a value
+/// built whole (iota, random values) computes only that block.
 bool isElementalOp(OpKind kind);
 
 class KernelLowering;
@@ -113,6 +115,10 @@ public:
   std::function<llvm::Value *(const Value *)> bufferSource;
   /// Forgets every buffer pointer (a new function is being emitted).
   void resetBuffers() { buffers_.clear(); }
+  /// [core] This device's index (i64) among the members of its group over
+  /// `axes` of the current mesh, as shardrt_all_slice numbers them; computed
+  /// at the start of the function being emitted, outside any loop.
+  std::function<llvm::Value *(const std::vector<AxisRef> &axes)> groupIndex;
   /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
   /// valid until the op is done: [core] frees it after the op.
   llvm::Value *scratch(int64_t bytes);
