@@ -1,6 +1,7 @@
 // Collectives inside a manual body -> libshardrt calls (runtime/shardrt.h;
 // semantics in SPMD_CONTRACT.md section 2). Each passes the op's profile id,
-// so the runtime times it and counts its bytes under that op.
+// so the runtime times it and counts its bytes under that op. all_slice, which
+// communicates nothing, is elemental instead (ElementalShape.cpp).
 #include "backend/llvm/Codegen.h"
 #include "backend/llvm/KernelEmitter.h"
 
@@ -141,9 +142,6 @@ void emitCollective(KernelLowering &k, ProgramDescription &d, const Op &op) {
         .add(intAttribute(op, "dim"))
         .inOut()
         .call("shardrt_reduce_scatter");
-    return;
-  case OpKind::AllSlice:
-    c.group().add(dtype).shape(t).add(intAttribute(op, "dim")).inOut().call("shardrt_all_slice");
     return;
   case OpKind::AllToAll:
     c.group()
