@@ -31,20 +31,6 @@ bool Instances::isManual(const std::string &axis) const {
   return std::find(manualAxes.begin(), manualAxes.end(), index) != manualAxes.end();
 }
 
-int64_t uncoveredCoordinate(const Mesh &mesh, int axis, const std::vector<AxisRef> &refs,
-                            const std::vector<int64_t> &coords) {
-  const MeshAxis &full = mesh.axes[axis];
-  int64_t coord = coords[axis];
-  for (const AxisRef &ref : refs) {
-    if (ref.name != full.name)
-      continue;
-    int64_t k = ref.effectiveSize(full.size);
-    int64_t post = full.size / (ref.effectivePreSize() * k);
-    coord -= axisCoordinate(mesh, ref, coords) * post;
-  }
-  return coord;
-}
-
 void fail(const Op &op, const std::string &message) {
   throw Error(fmt::format("{} - {}", op.name(), message), op.loc);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend/interpreter/Interpreter.h"
+#include "ir/AxisAlgebra.h"
 
 #include <string>
 #include <vector>
@@ -24,13 +25,6 @@ struct Instances {
   size_t count() const { return coords.size(); }
   bool isManual(const std::string &axis) const;
 };
-
-/// What of coordinate `coords[axis]` the axis (or sub-axis) refs in `refs`
-/// naming mesh axis `axis` do not cover: the coordinate with their digits
-/// set to 0. 0 when a full axis is among them; the coordinate itself when
-/// none names the axis. E.g. axis size 4, refs {"x":(2)2}: 3 -> 2.
-int64_t uncoveredCoordinate(const Mesh &mesh, int axis, const std::vector<AxisRef> &refs,
-                            const std::vector<int64_t> &coords);
 
 /// The runtime error for `op`: `<op> - <message>` at the op.
 [[noreturn]] void fail(const Op &op, const std::string &message);

@@ -3,7 +3,7 @@
 // sub-axes and padding included (SPMD_CONTRACT.md section 2).
 #include "InterpreterTestHelpers.h"
 #include "TestHelpers.h"
-#include "backend/interpreter/InterpreterInternal.h"
+#include "ir/AxisAlgebra.h"
 
 #include <catch2/catch.hpp>
 
@@ -77,7 +77,7 @@ TEST_CASE("all_gather, with full and sub-axes", "[interpreter]") {
 TEST_CASE("uncoveredCoordinate: what sub-axes leave of a coordinate", "[interpreter]") {
   Mesh mesh = testing::makeMesh({{"x", 4}, {"y", 2}});
   auto uncovered = [&](std::vector<AxisRef> refs, int64_t x) {
-    return detail::uncoveredCoordinate(mesh, 0, refs, {x, 1});
+    return uncoveredCoordinate(mesh, 0, refs, {x, 1});
   };
   CHECK(uncovered({testing::sub("x", 2, 2)}, 3) == 2); // minor digit 1 removed
   CHECK(uncovered({testing::sub("x", 1, 2)}, 3) == 1); // major digit 1 (worth 2) removed

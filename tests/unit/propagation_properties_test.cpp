@@ -7,7 +7,7 @@
 #include "frontend/Parser.h"
 #include "ir/Printer.h"
 #include "passes/Passes.h"
-#include "passes/PropagateInternal.h"
+#include "passes/propagate/FactorPropagation.h"
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -301,8 +301,8 @@ std::map<std::string, std::string> checkProperties(const std::string &source, bo
     const Sharding &now = *after.at(name);
     REQUIRE(now.dims.size() == before->dims.size());
     for (size_t d = 0; d < now.dims.size(); ++d)
-      CHECK(propagation::axisListPrefix(before->dims[d].axes, now.dims[d].axes, mesh) !=
-            propagation::PrefixStatus::NotAPrefix);
+      CHECK(axisListPrefix(before->dims[d].axes, now.dims[d].axes, mesh) !=
+            PrefixStatus::NotAPrefix);
   }
   std::map<std::string, std::string> out;
   for (const auto &[name, s] : after)

@@ -1,11 +1,11 @@
-// Unit tests for sharding propagation's internals (passes/PropagateInternal.h):
+// Unit tests for sharding propagation (passes/propagate/FactorPropagation.h):
 // axis arithmetic, the projection of dim shardings onto factors (splitting
 // axes into sub-axes by gcd) and back (merging them), and the per-factor
 // decision on rules built by hand; the whole pass on parsed programs (closing,
 // origins).
 #include "frontend/Parser.h"
 #include "passes/Passes.h"
-#include "passes/PropagateInternal.h"
+#include "passes/propagate/FactorPropagation.h"
 
 #include "tests/unit/TestHelpers.h"
 

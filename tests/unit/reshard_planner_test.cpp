@@ -1,7 +1,7 @@
-// Unit tests for the reshard planner (passes/ReshardPlanner.h): the exact
+// Unit tests for the reshard planner (passes/reshard/ReshardPlanner.h): the exact
 // steps and bytes per device of each kind of transition (DESIGN.md's table),
 // multi-axis, sub-axis, padded, partial and cross-mesh reshards.
-#include "passes/ReshardPlanner.h"
+#include "passes/reshard/ReshardPlanner.h"
 
 #include "tests/unit/TestHelpers.h"
 

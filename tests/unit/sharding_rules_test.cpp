@@ -1,11 +1,11 @@
-// Unit tests of the factor-based sharding rules (passes/ShardingRules.h): the
+// Unit tests of the factor-based sharding rules (passes/rules/ShardingRules.h): the
 // rule of every op of LANGUAGE.md section 5 on parsed and type-inferred IR,
 // numpy broadcasting, batched matmul, einsum, reductions, the shape ops, the
 // reshape factorization (Shardy's registry cases and a property test over
 // random shape pairs), and the invariant checker.
 #include "frontend/Parser.h"
 #include "passes/Passes.h"
-#include "passes/ShardingRules.h"
+#include "passes/rules/ShardingRules.h"
 
 #include "tests/unit/TestHelpers.h"
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "ir/IR.h"
-#include "passes/ShardingOrigins.h"
+#include "passes/propagate/ShardingOrigins.h"
 
 #include <string>
 

@@ -7,8 +7,8 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
-#include "passes/PartitionReport.h"
-#include "passes/ShardingOrigins.h"
+#include "passes/partition/PartitionReport.h"
+#include "passes/propagate/ShardingOrigins.h"
 
 #include <memory>
 #include <string>

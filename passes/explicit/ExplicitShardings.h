@@ -1,0 +1,24 @@
+// The explicit-shardings stage (`--explicit`): JAX sharding in types.
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+
+namespace shardc {
+
+/// explicit-shardings (`--explicit`, replaces propagate-shardings): JAX
+/// sharding in types. Every value's sharding is computed in program order by
+/// its op's rule from its operands' closed shardings: unannotated parameters
+/// are replicated on the program's single non-maximal mesh; elementwise ops
+/// take the per-dim consensus of their operands; matmul/einsum keep batch and
+/// free dims (a sharded contracting dim needs an out_sharding); reductions
+/// drop reduced dims; reshape allows one split or merge of unsharded dims;
+/// nullary ops are replicated; sharding_constraint asserts, reshard changes.
+/// A written out_sharding overrides the rule and resolves its ambiguities.
+/// Open dims and priorities are errors, and so is every ambiguous or illegal
+/// result, with a note giving a concrete out_sharding or reshard. Afterwards
+/// every value carries a closed sharding. Returns false when it reported an
+/// error.
+bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
+
+} // namespace shardc

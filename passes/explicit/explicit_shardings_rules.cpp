@@ -1,0 +1,338 @@
+// --explicit mode: the result sharding of one op from its operands' (JAX
+// sharding in types, seeds/jax_explicit_sharding.md; validity per op group
+// from seeds/onnx_sharding_formalism.md).
+//
+// Every op but reshape reads its factor rule (ShardingRules.h), which says
+// for each operand and result dim which factor (batch, free, contracting,
+// reduced, concatenated...) it is. Per factor:
+//   1. pass-through (elementwise, batch, free dims): the consensus of the
+//      operand dims that carry it: unsharded when all are, the one non-empty
+//      sharding when there is one, else ambiguous (an out_sharding decides);
+//   2. reduction: a reduced dim of reduce_* (or an einsum label summed on one
+//      operand) may be sharded: the result is reduced across those axes and
+//      replicated along them. A contracting dim of matmul/einsum: sharded
+//      differently on the two sides is an error; sharded on one side only,
+//      or on both, leaves a partial result and needs an out_sharding;
+//   3. permutation (concat's dim, sliced or padded dims): must be unsharded.
+// An operand dim without a factor (size 1, broadcast) must be replicated
+// (ONNX). The result takes its dims' factors' shardings; naming an axis twice
+// is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}] -> [{"x"}, {}].
+#include "ir/Printer.h"
+#include "passes/explicit/ExplicitShardingsInternal.h"
+#include "passes/rules/ShardingRules.h"
+
+#include <fmt/format.h>
+
+namespace shardc::explicit_shardings {
+namespace {
+
+/// One operand dim that carries a factor.
+struct FactorUse {
+  size_t operand;
+  size_t dim;
+  const DimSharding *sharding;
+};
+
+const char *permutationVerb(OpKind kind) {
+  switch (kind) {
+  case OpKind::Concat:
+    return "concatenated";
+  case OpKind::Slice:
+    return "sliced";
+  case OpKind::Pad:
+    return "padded";
+  default:
+    return "moved";
+  }
+}
+
+class FactorInference {
+public:
+  FactorInference(const Op &op, const ShardingRule &rule, DiagnosticEngine &diags)
+      : op_(op), rule_(rule), diags_(diags), written_(op.result()->sharding.has_value()) {}
+
+  std::optional<Sharding> run() {
+    const std::string &mesh = operandSharding(0).meshName;
+    for (size_t i = 1; i < op_.operands.size(); ++i)
+      if (operandSharding(i).meshName != mesh) {
+        diags_
+            .error(op_.loc, fmt::format("{} - operands on different meshes: {}, {}", op_.name(),
+                                        printSharding(operandSharding(0)),
+                                        printSharding(operandSharding(i))))
+            .note(Loc{}, reshardNote(*op_.operands[i],
+                                     Sharding::replicatedOn(mesh, op_.operands[i]->type.rank())));
+        return std::nullopt;
+      }
+    checkBroadcastDims();
+    std::vector<DimSharding> factorShardings(rule_.numFactors());
+    for (size_t f = 0; f < rule_.numFactors(); ++f)
+      factorShardings[f] = decideFactor(f);
+    if (failed_)
+      return std::nullopt;
+
+    std::vector<DimSharding> dims;
+    for (const DimFactors &factors : rule_.results.at(0))
+      dims.push_back(factors.size() == 1 ? factorShardings[factors[0]] : closedDim());
+    Sharding result = makeSharding(mesh, std::move(dims));
+    if (written_)
+      return op_.result()->sharding;
+    if (ambiguous_) {
+      reportAmbiguity(result);
+      return std::nullopt;
+    }
+    if (std::optional<AxisRef> axis = duplicateAxis(result)) {
+      diags_
+          .error(op_.loc, fmt::format("{} - result would name axis \"{}\" twice: {}", op_.name(),
+                                      axis->name, printSharding(result)))
+          .note(Loc{}, outShardingNote(op_, withoutDuplicateAxes(result)));
+      return std::nullopt;
+    }
+    return result;
+  }
+
+private:
+  const Sharding &operandSharding(size_t i) const { return *op_.operands[i]->sharding; }
+
+  /// ONNX: a broadcast dim of size 1 must be replicated.
+  void checkBroadcastDims() {
+    for (size_t i = 0; i < op_.operands.size(); ++i) {
+      const Sharding &s = operandSharding(i);
+      for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d) {
+        if (!rule_.operands[i][d].empty() || s.dims[d].axes.empty())
+          continue;
+        diags_
+            .error(op_.loc,
+                   fmt::format("{} - operand {} dim {} has size 1 and broadcasts, so it must be "
+                               "replicated: {}",
+                               op_.name(), i, d, printSharding(s)))
+            .note(Loc{}, reshardNote(*op_.operands[i], withDim(s, d, closedDim())));
+        failed_ = true;
+      }
+    }
+  }
+
+  std::vector<FactorUse> usesOf(size_t f) const {
+    std::vector<FactorUse> uses;
+    for (size_t i = 0; i < op_.operands.size(); ++i) {
+      const Sharding &s = operandSharding(i);
+      for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d)
+        if (rule_.operands[i][d].size() == 1 && rule_.operands[i][d][0] == static_cast<int>(f))
+          uses.push_back({i, d, &s.dims[d]});
+    }
+    return uses;
+  }
+
+  /// The result dim that carries factor `f` (for messages), or -1.
+  int resultDimOf(size_t f) const {
+    const TensorFactors &result = rule_.results.at(0);
+    for (size_t d = 0; d < result.size(); ++d)
+      if (result[d].size() == 1 && result[d][0] == static_cast<int>(f))
+        return static_cast<int>(d);
+    return -1;
+  }
+
+  /// `operand 0 sharding<...>, operand 1 sharding<...>` for these uses.
+  std::string describe(const std::vector<FactorUse> &uses) const {
+    std::string text;
+    for (const FactorUse &use : uses)
+      text += fmt::format("{}operand {} dim {} {}", text.empty() ? "" : ", ", use.operand, use.dim,
+                          printSharding(operandSharding(use.operand)));
+    return text;
+  }
+
+  DimSharding decideFactor(size_t f) {
+    std::vector<FactorUse> uses = usesOf(f);
+    const FactorUse *first = nullptr; // the first sharded use
+    const FactorUse *other = nullptr; // the first use sharded differently
+    bool someUnsharded = false;
+    for (const FactorUse &use : uses) {
+      if (use.sharding->axes.empty()) {
+        someUnsharded = true;
+        continue;
+      }
+      if (!first)
+        first = &use;
+      else if (!other && !sameDim(*first->sharding, *use.sharding))
+        other = &use;
+    }
+    if (!first)
+      return closedDim();
+
+    switch (rule_.factorKinds[f]) {
+    case FactorKind::PassThrough:
+    case FactorKind::NeedReplication:
+      if (other && !ambiguous_) {
+        ambiguous_ = true;
+        conflict_[0] = *first;
+        conflict_[1] = *other;
+        conflictDim_ = resultDimOf(f);
+      }
+      return *first->sharding;
+    case FactorKind::Permutation:
+      for (const FactorUse &use : uses) {
+        if (use.sharding->axes.empty())
+          continue;
+        const Sharding &s = operandSharding(use.operand);
+        diags_
+            .error(op_.loc,
+                   fmt::format("{} - {} dim {} must be unsharded: operand {} {}", op_.name(),
+                               permutationVerb(op_.kind), use.dim, use.operand, printSharding(s)))
+            .note(Loc{}, reshardNote(*op_.operands[use.operand], withDim(s, use.dim, closedDim())));
+        failed_ = true;
+        break; // one error per op: the first operand that shards the dim
+      }
+      return closedDim();
+    case FactorKind::Reduction:
+      break;
+    }
+
+    // A reduced dim (reduce_*, or an einsum label summed on one operand only).
+    bool contraction = op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum;
+    if (!contraction || uses.size() < 2)
+      return closedDim();
+    if (other) {
+      const Sharding &s = operandSharding(other->operand);
+      diags_
+          .error(op_.loc, fmt::format("{} - contracting dims sharded differently: {}", op_.name(),
+                                      describe(uses)))
+          .note(Loc{}, reshardNote(*op_.operands[other->operand],
+                                   withDim(s, other->dim, *first->sharding)));
+      failed_ = true;
+    } else if (!written_) {
+      // Sharded alike on every side, or on one side only: each device holds a
+      // partial result. How to reduce it is the user's call (out_sharding).
+      const Sharding &s = operandSharding(first->operand);
+      std::string what = someUnsharded ? "contracting dim sharded on one operand only"
+                                       : "contracting dim sharded on both operands";
+      auto error =
+          diags_.error(op_.loc, fmt::format("{} - {}, the result is a partial sum that needs an "
+                                            "out_sharding: {}",
+                                            op_.name(), what, describe(uses)));
+      error.note(Loc{}, outShardingNote(op_, suggestedResult()));
+      error.note(Loc{}, "or " + reshardNote(*op_.operands[first->operand],
+                                            withDim(s, first->dim, closedDim())));
+      failed_ = true;
+    }
+    return closedDim();
+  }
+
+  /// The result with every conflict settled for the first operand and every
+  /// axis used once: the out_sharding a hint proposes.
+  Sharding suggestedResult() const {
+    std::vector<DimSharding> dims;
+    for (const DimFactors &factors : rule_.results.at(0)) {
+      DimSharding dim = closedDim();
+      if (factors.size() == 1)
+        for (const FactorUse &use : usesOf(factors[0]))
+          if (!use.sharding->axes.empty()) {
+            dim = closedDim(use.sharding->axes);
+            break;
+          }
+      dims.push_back(dim);
+    }
+    return withoutDuplicateAxes(makeSharding(operandSharding(0).meshName, std::move(dims)));
+  }
+
+  void reportAmbiguity(const Sharding &) {
+    const FactorUse &a = conflict_[0];
+    const FactorUse &b = conflict_[1];
+    const Sharding &sb = operandSharding(b.operand);
+    auto error = diags_.error(
+        op_.loc,
+        fmt::format("{} - conflicting shardings for result dim {}: operand {} {}, "
+                    "operand {} {}",
+                    op_.name(), conflictDim_, a.operand, printSharding(operandSharding(a.operand)),
+                    b.operand, printSharding(sb)));
+    error.note(Loc{}, reshardNote(*op_.operands[b.operand], withDim(sb, b.dim, *a.sharding)));
+    error.note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
+  }
+
+  const Op &op_;
+  const ShardingRule &rule_;
+  DiagnosticEngine &diags_;
+  bool written_;
+  bool failed_ = false;
+  bool ambiguous_ = false;
+  FactorUse conflict_[2] = {};
+  int conflictDim_ = -1;
+};
+
+} // namespace
+
+std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags) {
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  if (!rule)
+    return std::nullopt; // infer-types reported why
+  return FactorInference(op, *rule, diags).run();
+}
+
+// reshape (the seed's "reshape" paragraph): strip the size-1 dims, which
+// cannot be sharded, then compare what is left. Equal shapes pass every dim
+// through; one operand dim split into adjacent result dims, or adjacent
+// operand dims merged into one, is fine when those dims are unsharded (they
+// stay unsharded, the other dims keep their shardings). Anything else, or a
+// sharded split/merge, needs an out_sharding.
+// Example: 8x6 [{"x"}, {}] -> 8x2x3 gives [{"x"}, {}, {}]; -> 4x12 is an error.
+std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags) {
+  const Value &in = *op.operands[0];
+  const Value &out = *op.result();
+  const Sharding &s = *in.sharding;
+  std::vector<size_t> inDims, outDims;
+  for (size_t d = 0; d < in.type.shape.size(); ++d)
+    if (in.type.shape[d] != 1)
+      inDims.push_back(d);
+  for (size_t d = 0; d < out.type.shape.size(); ++d)
+    if (out.type.shape[d] != 1)
+      outDims.push_back(d);
+  auto inSize = [&](size_t k) { return in.type.shape[inDims[k]]; };
+  auto outSize = [&](size_t k) { return out.type.shape[outDims[k]]; };
+  size_t prefix = 0;
+  while (prefix < inDims.size() && prefix < outDims.size() && inSize(prefix) == outSize(prefix))
+    ++prefix;
+  size_t suffix = 0;
+  while (suffix < inDims.size() - prefix && suffix < outDims.size() - prefix &&
+         inSize(inDims.size() - 1 - suffix) == outSize(outDims.size() - 1 - suffix))
+    ++suffix;
+  size_t inMiddle = inDims.size() - prefix - suffix;
+  size_t outMiddle = outDims.size() - prefix - suffix;
+
+  // The dims outside the split/merge keep their shardings.
+  std::vector<DimSharding> dims(out.type.shape.size(), closedDim());
+  for (size_t k = 0; k < prefix; ++k)
+    dims[outDims[k]] = closedDim(s.dims[inDims[k]].axes);
+  for (size_t k = 0; k < suffix; ++k)
+    dims[outDims[outDims.size() - 1 - k]] = closedDim(s.dims[inDims[inDims.size() - 1 - k]].axes);
+  Sharding result = makeSharding(s.meshName, std::move(dims));
+  if (out.sharding)
+    return out.sharding;
+
+  bool splitOrMerge = (inMiddle == 0 && outMiddle == 0) || (inMiddle == 1 && outMiddle >= 2) ||
+                      (inMiddle >= 2 && outMiddle == 1);
+  if (!splitOrMerge) {
+    diags
+        .error(op.loc, fmt::format("reshape - neither a single split nor a single merge of "
+                                   "dims, the result sharding needs an out_sharding: {} to {}, "
+                                   "operand {}",
+                                   printType(in.type), printType(out.type), printSharding(s)))
+        .note(Loc{}, outShardingNote(op, result));
+    return std::nullopt;
+  }
+  for (size_t k = prefix; k < prefix + inMiddle; ++k) {
+    if (s.dims[inDims[k]].axes.empty())
+      continue;
+    auto error = diags.error(
+        op.loc, fmt::format("reshape - {} dim {} is sharded, the result sharding needs an "
+                            "out_sharding: {}",
+                            inMiddle == 1 ? "split" : "merged", inDims[k], printSharding(s)));
+    error.note(Loc{}, outShardingNote(op, result));
+    Sharding unsharded = s;
+    for (size_t j = prefix; j < prefix + inMiddle; ++j)
+      unsharded.dims[inDims[j]].axes.clear();
+    unsharded.replicated.clear();
+    error.note(Loc{}, "or " + reshardNote(in, unsharded));
+    return std::nullopt;
+  }
+  return result;
+}
+
+} // namespace shardc::explicit_shardings

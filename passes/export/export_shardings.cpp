@@ -1,0 +1,101 @@
+// export: the last step before partitioning (Shardy's export pipeline).
+// Closes every open dim and drops priorities, so each value has exactly one
+// layout; a value propagation left without a sharding gets the replicated
+// one (with several meshes, on the mesh where it is made or used). The per-op choice of axes for
+// each factor is made where it is used, by partition/partition_assignment.cpp.
+#include "passes/export/Export.h"
+
+#include <algorithm>
+
+namespace shardc {
+namespace {
+
+void close(std::optional<Sharding> &sharding) {
+  if (!sharding)
+    return;
+  for (DimSharding &dim : sharding->dims) {
+    dim.open = false;
+    dim.priority.reset();
+  }
+}
+
+/// The program's single mesh with axes, or null.
+const Mesh *onlyMesh(const Module &module) {
+  const Mesh *only = nullptr;
+  for (const auto &mesh : module.meshes) {
+    if (mesh->axes.empty())
+      continue;
+    if (only)
+      return nullptr;
+    only = mesh.get();
+  }
+  return only;
+}
+
+/// The first mesh with axes, or null.
+const Mesh *firstMesh(const Module &module) {
+  for (const auto &mesh : module.meshes)
+    if (!mesh->axes.empty())
+      return mesh.get();
+  return nullptr;
+}
+
+/// The mesh an op runs on, as far as its sharded operands and results tell.
+const std::string *opMesh(const Op &op) {
+  for (const Value *operand : op.operands)
+    if (operand && operand->sharding)
+      return &operand->sharding->meshName;
+  for (const auto &r : op.results)
+    if (r->sharding)
+      return &r->sharding->meshName;
+  return nullptr;
+}
+
+} // namespace
+
+bool exportShardings(Module &module, DiagnosticEngine &diags) {
+  // A value no sharding reached is replicated (Shardy): on the program's
+  // only mesh; with several meshes, on the mesh of its op or of its first
+  // user, else the first mesh. A use on another mesh is resharded there by
+  // the partitioner.
+  const Mesh *only = onlyMesh(module);
+  const Mesh *fallback = firstMesh(module);
+  auto meshFor = [&](const Value &v, const Block &block) -> std::string {
+    if (only)
+      return only->name;
+    if (v.definingOp)
+      if (const std::string *name = opMesh(*v.definingOp))
+        return *name;
+    for (const auto &op : block.ops)
+      if (std::find(op->operands.begin(), op->operands.end(), &v) != op->operands.end())
+        if (const std::string *name = opMesh(*op))
+          return *name;
+    return fallback ? fallback->name : "";
+  };
+  auto fix = [&](Value &v, const Block &block) {
+    if (!v.sharding && fallback && v.typeKnown)
+      v.sharding = Sharding::replicatedOn(meshFor(v, block), v.type.rank());
+    close(v.sharding);
+  };
+  for (auto &f : module.functions) {
+    bool anySharded = false;
+    for (auto &arg : f->body.args)
+      anySharded |= arg->sharding.has_value();
+    walkOps(f->body, [&](Op &op) {
+      for (auto &r : op.results)
+        anySharded |= r->sharding.has_value();
+    });
+    if (!anySharded)
+      continue; // no shardings at all: a single-device program
+    for (auto &arg : f->body.args)
+      fix(*arg, f->body);
+    for (auto &op : f->body.ops)
+      for (auto &r : op->results)
+        fix(*r, f->body);
+    for (ResultSpec &spec : f->results)
+      close(spec.sharding);
+  }
+  return !diags.hasErrors();
+}
+
+} // namespace shardc

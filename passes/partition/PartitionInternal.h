@@ -1,0 +1,121 @@
+// Internals of the partitioner, private to passes/partition/: the per-device
+// body being built, the local value of each global value, and the helpers
+// that emit ops and collectives.
+#pragma once
+
+#include "passes/partition/PartitionReport.h"
+#include "passes/reshard/ReshardPlanner.h"
+#include "passes/rules/ShardingRules.h"
+
+#include "ir/AxisAlgebra.h"
+#include "ir/IR.h"
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shardc::partition {
+
+/// A program the partitioner cannot turn into per-device code: reported as
+/// `<op> - cannot partition: <why>` at `loc`, exit 1.
+struct Unsupported : std::runtime_error {
+  Unsupported(Loc where, const std::string &why) : std::runtime_error(why), loc(where) {}
+  Loc loc;
+};
+
+/// What a global value is on each device: a local value, how it is laid
+/// out, and, for a partial result, the axes it still has to be reduced over.
+struct Local {
+  Value *value = nullptr;
+  Sharding sharding;
+  std::vector<AxisRef> partial;
+  std::string partialKind = "sum";
+};
+
+/// Fresh value names for one function (the original names where free).
+class NameTable {
+public:
+  void reserve(const std::string &name) { used_.insert(name); }
+  std::string fresh(const std::string &hint);
+
+private:
+  std::set<std::string> used_;
+  std::map<std::string, int> counters_;
+};
+
+/// The body of one per-device manual_computation being built.
+struct Body {
+  const Module &module;
+  const Mesh &mesh;
+  Block &block;
+  NameTable &names;
+  CollectiveReport *report;
+  std::map<const Value *, Local> locals;
+  /// Reshard plans already searched in this function, by request: a program
+  /// repeats the same resharding (every layer of a model), and the search is
+  /// the costly part of partitioning (planReshard is a pure function).
+  std::map<std::string, ReshardPlan> *plans = nullptr;
+
+  /// Appends `kind` with these operands and attributes and one result of
+  /// `type`, named after `hint`.
+  Value *emit(OpKind kind, std::vector<Value *> operands, std::vector<NamedAttribute> attrs,
+              const TensorType &type, Loc loc, const std::string &hint);
+  const Local &local(const Value *global, Loc loc) const;
+};
+
+// ---- attributes -----------------------------------------------------------------
+NamedAttribute intAttr(const std::string &name, int64_t value);
+NamedAttribute intListAttr(const std::string &name, const std::vector<int64_t> &values);
+NamedAttribute axesAttr(const std::string &name, const std::vector<AxisRef> &axes);
+NamedAttribute stringAttr(const std::string &name, const std::string &value);
+/// `value = dense<v>` for a splat of `type`'s dtype.
+NamedAttribute splatAttr(double value, DType dtype);
+
+/// A rank-0 constant of `dtype`.
+Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::string &hint);
+
+// ---- resharding (partition_reshard.cpp) ------------------------------------------
+/// Moves `value` to `target` (on body.mesh) with the planner's collectives,
+/// each recorded in the report with `cause` and `reason`. Returns the local
+/// value laid out as `target` (not partial).
+Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
+                   const Sharding &target, Loc cause, const std::string &reason);
+
+// ---- padding masks (partition_masks.cpp) -----------------------------------------
+/// Replaces the padding of dim `dim` of `value` (laid out as `sharding`,
+/// global size `dimSize`) by `identity`, so that a reduction or contraction
+/// over it reads only real elements.
+Value *maskPadding(Body &body, Value *value, const Sharding &sharding, size_t dim, int64_t dimSize,
+                   double identity, Loc loc);
+/// The identity of a reduction over `dtype`: 0 for sums, the lowest or
+/// highest value for max and min.
+double reductionIdentity(const std::string &kind, DType dtype);
+
+// ---- ops (partition_ops.cpp) -------------------------------------------------------
+/// Emits the per-device form of `op` (not manual_computation, not a
+/// cross-mesh reshard) and records its results in body.locals.
+void partitionOp(Body &body, const Op &op);
+
+/// A user manual_computation inside a body over all axes (partition_manual.cpp).
+void partitionManual(Body &body, const Op &op);
+
+// ---- factor assignment (export_assignment.cpp) ------------------------------------
+/// For each factor of `rule`, the mesh axes that shard it, chosen from the
+/// operands' current layouts first, then the results' shardings; an axis is
+/// used once. Permutation factors, and factors of a reshape that are not on
+/// both sides or whose size the axes don't divide, stay unsharded.
+std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
+                                                const std::vector<const Sharding *> &operands,
+                                                const std::vector<const Sharding *> &results,
+                                                const Mesh &mesh);
+/// The sharding of a tensor whose dims map to `factors`: each dim's axes are
+/// its factors' axes, major to minor.
+Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
+                             const std::vector<std::vector<AxisRef>> &factorAxes, const Mesh &mesh);
+/// Whether two shardings lay a tensor out identically (replicated lists and
+/// open/closed ignored).
+bool sameLayout(const Sharding &a, const Sharding &b);
+
+} // namespace shardc::partition

@@ -1,0 +1,359 @@
+// partition: rewrites each function into the per-device (SPMD) form of
+// ../../notes contract section 1: a manual_computation over every axis of a
+// mesh per run of ops on that mesh, local shapes, collectives, padding masks.
+//
+// 1. Split the function's ops into runs on one mesh; a reshard from one
+//    mesh to another stays a global op between runs (its movement is
+//    planned and reported, ReshardPlanner.h).
+// 2. Per run: its operands are the global values it uses from outside, its
+//    results the values used after it; in/out shardings are theirs.
+// 3. Inside, every op is emitted on local values (partition_ops.cpp, user
+//    manual_computations inlined by partition_manual.cpp).
+// 4. A returned value whose sharding differs from the function's declared
+//    result sharding is resharded first, like any reshard.
+#include "passes/partition/Partition.h"
+#include "passes/partition/PartitionInternal.h"
+
+#include <fmt/format.h>
+
+namespace shardc {
+namespace {
+
+using partition::Body;
+using partition::Local;
+using partition::NameTable;
+using partition::Unsupported;
+
+const std::string *meshOf(const Op &op) {
+  if (op.kind == OpKind::ManualComputation) {
+    ManualComputationParts parts = manualComputationParts(op);
+    if (!parts.inShardings.empty())
+      return &parts.inShardings[0].meshName;
+    if (!parts.outShardings.empty())
+      return &parts.outShardings[0].meshName;
+    return nullptr;
+  }
+  const Value *r = op.results.empty() ? nullptr : op.result();
+  return r && r->sharding ? &r->sharding->meshName : nullptr;
+}
+
+bool crossesMeshes(const Op &op) {
+  if (op.kind != OpKind::Reshard || op.operands.empty() || !op.operands[0]->sharding)
+    return false;
+  const std::string *mesh = meshOf(op);
+  return mesh && *mesh != op.operands[0]->sharding->meshName;
+}
+
+class FunctionPartitioner {
+public:
+  FunctionPartitioner(const Module &module, Function &f, CollectiveReport *report)
+      : module_(module), f_(f), report_(report) {}
+
+  void run() {
+    walkOps(f_.body, [&](Op &op) {
+      for (const auto &r : op.results)
+        names_.reserve(r->name);
+      if (op.body)
+        for (const auto &a : op.body->args)
+          names_.reserve(a->name);
+    });
+    for (const auto &a : f_.body.args)
+      names_.reserve(a->name);
+    old_ = std::move(f_.body.ops);
+    f_.body.ops.clear();
+    reshardReturns();
+    for (size_t i = 0; i < old_.size();) {
+      const Op &op = *old_[i];
+      if (crossesMeshes(op)) {
+        emitCrossMesh(op);
+        ++i;
+        continue;
+      }
+      const std::string *mesh = meshOf(op);
+      if (!mesh)
+        throw Unsupported(op.loc, fmt::format("{} - cannot partition: its result has no "
+                                              "sharding",
+                                              op.name()));
+      size_t end = i + 1;
+      while (end < old_.size() && !crossesMeshes(*old_[end]) && meshOf(*old_[end]) &&
+             *meshOf(*old_[end]) == *mesh)
+        ++end;
+      emitRun(i, end, *mesh);
+      i = end;
+    }
+    for (Value *&v : f_.body.returned)
+      v = global(v);
+    kept_.insert(kept_.end(), std::make_move_iterator(old_.begin()),
+                 std::make_move_iterator(old_.end()));
+  }
+
+  /// The old ops (their values are referenced by nothing new, but the
+  /// module owns them until it dies).
+  std::vector<std::unique_ptr<Op>> kept_;
+
+private:
+  const Module &module_;
+  Function &f_;
+  CollectiveReport *report_;
+  std::map<std::string, ReshardPlan> plans_; // Body::plans
+  NameTable names_;
+  std::vector<std::unique_ptr<Op>> old_;
+  std::map<const Value *, Value *> globals_;
+
+  Value *global(const Value *v) {
+    auto it = globals_.find(v);
+    return it != globals_.end() ? it->second : const_cast<Value *>(v);
+  }
+
+  const Mesh &findMesh(const std::string &name, Loc loc) const {
+    const Mesh *mesh = module_.findMesh(name);
+    if (!mesh)
+      throw Unsupported(loc, "unknown mesh @" + name);
+    return *mesh;
+  }
+
+  /// Step 4: returned values not in the declared result sharding go through
+  /// a reshard op of their own.
+  void reshardReturns() {
+    for (size_t i = 0; i < f_.body.returned.size() && i < f_.results.size(); ++i) {
+      Value *v = f_.body.returned[i];
+      const auto &want = f_.results[i].sharding;
+      if (!v || !want || !v->sharding || partition::sameLayout(*v->sharding, *want))
+        continue;
+      auto op = std::make_unique<Op>();
+      op->kind = OpKind::Reshard;
+      op->loc = f_.body.returnLoc.known() ? f_.body.returnLoc : f_.loc;
+      op->operands = {v};
+      Attribute s;
+      s.kind = Attribute::Kind::Sharding;
+      s.shardings = {*want};
+      op->attrs.push_back(NamedAttribute{"sharding", s, {}});
+      auto result = std::make_unique<Value>();
+      result->name = names_.fresh(v->name + "_out");
+      result->type = v->type;
+      result->sharding = *want;
+      result->definingOp = op.get();
+      op->results.push_back(std::move(result));
+      f_.body.returned[i] = op->result();
+      old_.push_back(std::move(op));
+    }
+  }
+
+  void emitCrossMesh(const Op &op) {
+    const Value &in = *op.operands[0];
+    const Value &out = *op.result();
+    ReshardRequest request;
+    request.type = in.type;
+    request.sourceMesh = &findMesh(in.sharding->meshName, op.loc);
+    request.source = *in.sharding;
+    request.targetMesh = &findMesh(out.sharding->meshName, op.loc);
+    request.target = *out.sharding;
+    ReshardPlan plan;
+    try {
+      plan = planReshard(request);
+    } catch (const std::invalid_argument &e) {
+      throw Unsupported(op.loc, std::string("reshard - cannot partition: ") + e.what());
+    }
+    if (report_)
+      for (const ReshardStep &step : plan.steps)
+        report_->add(
+            op.loc, step,
+            fmt::format("reshard @{} -> @{}", request.sourceMesh->name, request.targetMesh->name));
+    auto copy = std::make_unique<Op>();
+    copy->kind = OpKind::Reshard;
+    copy->loc = op.loc;
+    copy->operands = {global(&in)};
+    copy->operandLocs = op.operandLocs;
+    copy->attrs = op.attrs;
+    copy->results.push_back(newGlobal(out, copy.get()));
+    globals_[&out] = copy->result();
+    f_.body.ops.push_back(std::move(copy));
+  }
+
+  /// Where `v` is first used among the ops [begin, end).
+  Loc usedAt(const Value *v, size_t begin, size_t end) const {
+    for (size_t i = begin; i < end; ++i)
+      for (size_t k = 0; k < old_[i]->operands.size(); ++k)
+        if (old_[i]->operands[k] == v)
+          return k < old_[i]->operandLocs.size() ? old_[i]->operandLocs[k] : old_[i]->loc;
+    return old_[begin]->loc;
+  }
+
+  /// A value used on another mesh than its own moves there, replicated
+  /// (shardings never cross meshes, so the user's op decides its layout on
+  /// that mesh): a global reshard, planned and reported like a written one.
+  Value *implicitReshard(const Value &in, const Mesh &target, Loc loc) {
+    ReshardRequest request;
+    request.type = in.type;
+    request.sourceMesh = &findMesh(in.sharding->meshName, loc);
+    request.source = *in.sharding;
+    request.targetMesh = &target;
+    request.target = Sharding::replicatedOn(target.name, in.type.rank());
+    ReshardPlan plan;
+    try {
+      plan = planReshard(request);
+    } catch (const std::invalid_argument &e) {
+      throw Unsupported(loc, std::string("cannot partition: implicit reshard: ") + e.what());
+    }
+    if (report_)
+      for (const ReshardStep &step : plan.steps)
+        report_->add(loc, step,
+                     fmt::format("%{} used on @{}: implicit reshard from @{}", in.name, target.name,
+                                 request.sourceMesh->name));
+    auto op = std::make_unique<Op>();
+    op->kind = OpKind::Reshard;
+    op->loc = loc;
+    op->operands = {global(&in)};
+    op->operandLocs = {loc};
+    Attribute attr;
+    attr.kind = Attribute::Kind::Sharding;
+    attr.shardings = {request.target};
+    op->attrs.push_back(NamedAttribute{"sharding", attr, {}});
+    auto result = std::make_unique<Value>();
+    result->name = names_.fresh(in.name + "_on_" + target.name);
+    result->type = in.type;
+    result->writtenType = in.type;
+    result->sharding = request.target;
+    result->loc = loc;
+    result->definingOp = op.get();
+    op->results.push_back(std::move(result));
+    Value *moved = op->result();
+    f_.body.ops.push_back(std::move(op));
+    return moved;
+  }
+
+  std::unique_ptr<Value> newGlobal(const Value &old, Op *definingOp) {
+    auto v = std::make_unique<Value>();
+    v->name = old.name;
+    v->type = old.type;
+    v->writtenType = old.type;
+    v->sharding = old.sharding;
+    v->loc = old.loc;
+    v->definingOp = definingOp;
+    return v;
+  }
+
+  void emitRun(size_t begin, size_t end, const std::string &meshName) {
+    const Op &first = *old_[begin];
+    const Mesh &mesh = findMesh(meshName, first.loc);
+    // Operands: values used in the run and defined before it.
+    std::set<const Op *> inRun;
+    for (size_t i = begin; i < end; ++i)
+      inRun.insert(old_[i].get());
+    std::vector<const Value *> inputs, outputs;
+    auto definedInRun = [&](const Value *v) { return v->definingOp && inRun.count(v->definingOp); };
+    for (size_t i = begin; i < end; ++i)
+      for (const Value *operand : old_[i]->operands)
+        if (operand && !definedInRun(operand) &&
+            std::find(inputs.begin(), inputs.end(), operand) == inputs.end())
+          inputs.push_back(operand);
+    // Results: values of the run used after it or returned.
+    auto usedLater = [&](const Value *v) {
+      for (size_t j = end; j < old_.size(); ++j)
+        for (const Value *operand : old_[j]->operands)
+          if (operand == v)
+            return true;
+      return std::find(f_.body.returned.begin(), f_.body.returned.end(), v) !=
+             f_.body.returned.end();
+    };
+    for (size_t i = begin; i < end; ++i)
+      for (const auto &r : old_[i]->results)
+        if (usedLater(r.get()))
+          outputs.push_back(r.get());
+
+    auto mc = std::make_unique<Op>();
+    mc->kind = OpKind::ManualComputation;
+    mc->loc = first.loc;
+    mc->body = std::make_unique<Block>();
+    mc->body->hasReturn = true;
+    Attribute ins, outs, axes;
+    ins.kind = outs.kind = Attribute::Kind::ShardingList;
+    axes.kind = Attribute::Kind::AxisSet;
+    for (const MeshAxis &axis : mesh.axes)
+      axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
+    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_};
+    for (const Value *input : inputs) {
+      if (!input->sharding)
+        throw Unsupported(first.loc,
+                          fmt::format("cannot partition: %{} is used on mesh @{} but lives on "
+                                      "no mesh; write a reshard",
+                                      input->name, meshName));
+      Value *operand = input->sharding->meshName == meshName
+                           ? global(input)
+                           : implicitReshard(*input, mesh, usedAt(input, begin, end));
+      Sharding s = *operand->sharding;
+      for (DimSharding &d : s.dims)
+        d.open = false, d.priority.reset();
+      ins.shardings.push_back(s);
+      mc->operands.push_back(operand);
+      mc->operandLocs.push_back(first.loc);
+      auto arg = std::make_unique<Value>();
+      arg->name = names_.fresh(input->name + "_local");
+      arg->type = TensorType{localShape(input->type.shape, s, mesh), input->type.dtype};
+      arg->writtenType = arg->type;
+      arg->loc = first.loc;
+      body.locals[input] = Local{arg.get(), s, {}, "sum"};
+      mc->body->args.push_back(std::move(arg));
+    }
+    for (size_t i = begin; i < end; ++i) {
+      if (old_[i]->kind == OpKind::ManualComputation)
+        partition::partitionManual(body, *old_[i]);
+      else
+        partition::partitionOp(body, *old_[i]);
+    }
+    for (const Value *output : outputs) {
+      outs.shardings.push_back(*output->sharding);
+      mc->body->returned.push_back(body.local(output, first.loc).value);
+      mc->body->returnedLocs.push_back(first.loc);
+      mc->results.push_back(newGlobal(*output, mc.get()));
+      mc->results.back()->resultIndex = static_cast<int>(mc->results.size() - 1);
+      globals_[output] = mc->results.back().get();
+    }
+    mc->attrs.push_back(NamedAttribute{"in_shardings", ins, {}});
+    mc->attrs.push_back(NamedAttribute{"out_shardings", outs, {}});
+    mc->attrs.push_back(NamedAttribute{"manual_axes", axes, {}});
+    if (!outputs.empty())
+      f_.body.ops.push_back(std::move(mc));
+  }
+};
+
+/// Whether any value of `f` is sharded on some mesh: a function without
+/// shardings is already its own per-device program.
+bool hasShardings(const Function &f) {
+  bool any = false;
+  for (const auto &a : f.body.args)
+    any |= a->sharding.has_value();
+  walkOps(f.body, [&](Op &op) {
+    for (const auto &r : op.results)
+      any |= r->sharding.has_value();
+  });
+  return any;
+}
+
+} // namespace
+
+bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report) {
+  std::vector<std::unique_ptr<Op>> graveyard;
+  for (auto &f : module.functions) {
+    if (!hasShardings(*f))
+      continue;
+    FunctionPartitioner partitioner(module, *f, report);
+    try {
+      partitioner.run();
+    } catch (const Unsupported &e) {
+      diags.error(e.loc, e.what());
+      return false;
+    }
+    graveyard.insert(graveyard.end(), std::make_move_iterator(partitioner.kept_.begin()),
+                     std::make_move_iterator(partitioner.kept_.end()));
+  }
+  // The old ops' values are no longer referenced; keep them alive until the
+  // end of the pass only.
+  return !diags.hasErrors();
+}
+
+bool partitionModule(Module &module, DiagnosticEngine &diags) {
+  return partitionModule(module, diags, nullptr);
+}
+
+} // namespace shardc

@@ -1,0 +1,116 @@
+// Helpers every partitioner file uses: fresh names, emitting ops into a
+// per-device body, attribute builders, layout comparisons.
+#include "passes/partition/PartitionInternal.h"
+
+#include <fmt/format.h>
+
+namespace shardc::partition {
+
+std::string NameTable::fresh(const std::string &hint) {
+  // %c, then %c_1, %c_2, ...: a hint that is itself numbered (%c_1) counts on
+  // from its base rather than growing %c_1_1.
+  std::string base = hint.empty() ? "v" : hint;
+  size_t cut = base.find_last_not_of("0123456789");
+  if (cut != std::string::npos && cut + 1 < base.size() && base[cut] == '_' && cut > 0 &&
+      used_.count(base))
+    base = base.substr(0, cut);
+  std::string name = hint.empty() ? base : hint;
+  int &next = counters_[base];
+  while (used_.count(name))
+    name = fmt::format("{}_{}", base, ++next);
+  used_.insert(name);
+  return name;
+}
+
+Value *Body::emit(OpKind kind, std::vector<Value *> operands, std::vector<NamedAttribute> attrs,
+                  const TensorType &type, Loc loc, const std::string &hint) {
+  auto op = std::make_unique<Op>();
+  op->kind = kind;
+  op->loc = loc;
+  op->operands = std::move(operands);
+  op->operandLocs.assign(op->operands.size(), loc);
+  op->attrs = std::move(attrs);
+  auto result = std::make_unique<Value>();
+  result->name = names.fresh(hint);
+  result->type = type;
+  result->loc = loc;
+  result->definingOp = op.get();
+  result->writtenType = type;
+  Value *out = result.get();
+  op->results.push_back(std::move(result));
+  block.ops.push_back(std::move(op));
+  return out;
+}
+
+const Local &Body::local(const Value *global, Loc loc) const {
+  auto it = locals.find(global);
+  if (it == locals.end())
+    throw Unsupported(loc, "operand %" + (global ? global->name : std::string("?")) +
+                               " has no per-device value");
+  return it->second;
+}
+
+NamedAttribute intAttr(const std::string &name, int64_t value) {
+  Attribute a;
+  a.kind = Attribute::Kind::Int;
+  a.i = value;
+  return NamedAttribute{name, a, {}};
+}
+
+NamedAttribute intListAttr(const std::string &name, const std::vector<int64_t> &values) {
+  Attribute a;
+  a.kind = Attribute::Kind::List;
+  for (int64_t v : values)
+    a.list.push_back(intAttr("", v).value);
+  return NamedAttribute{name, a, {}};
+}
+
+NamedAttribute axesAttr(const std::string &name, const std::vector<AxisRef> &axes) {
+  Attribute a;
+  a.kind = Attribute::Kind::AxisSet;
+  a.axes = axes;
+  return NamedAttribute{name, a, {}};
+}
+
+NamedAttribute stringAttr(const std::string &name, const std::string &value) {
+  Attribute a;
+  a.kind = Attribute::Kind::String;
+  a.s = value;
+  return NamedAttribute{name, a, {}};
+}
+
+NamedAttribute splatAttr(double value, DType dtype) {
+  Attribute a;
+  a.kind = Attribute::Kind::Dense;
+  Scalar s;
+  s.isFloat = isFloat(dtype);
+  s.isBool = dtype == DType::I1;
+  if (s.isFloat)
+    s.f = value;
+  else
+    s.i = static_cast<int64_t>(value);
+  a.dense.splat = true;
+  a.dense.elements.push_back(s);
+  return NamedAttribute{"value", a, {}};
+}
+
+Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::string &hint) {
+  return body.emit(OpKind::Constant, {}, {splatAttr(value, dtype)}, TensorType{{}, dtype}, loc,
+                   hint);
+}
+
+bool sameLayout(const Sharding &a, const Sharding &b) {
+  if (a.meshName != b.meshName || a.dims.size() != b.dims.size())
+    return false;
+  for (size_t d = 0; d < a.dims.size(); ++d) {
+    const auto &x = a.dims[d].axes, &y = b.dims[d].axes;
+    if (x.size() != y.size())
+      return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!x[i].sameAs(y[i]))
+        return false;
+  }
+  return true;
+}
+
+} // namespace shardc::partition

@@ -1,0 +1,126 @@
+// A user manual_computation inside the per-device body (which is manual
+// over every axis). Its body is already per-device along its manual axes M
+// and global along the others, so it is inlined as written:
+//
+// 1. each operand is resharded to its in_sharding restricted to M (the
+//    other axes gathered: the user's body sees those dims whole);
+// 2. the body's ops are copied, collective_permute pairs translated from
+//    instances over M to mesh positions (one pair per coordinate of the
+//    other axes);
+// 3. each returned value, laid out as its out_sharding restricted to M, is
+//    resharded to the result's declared sharding.
+#include "passes/partition/PartitionInternal.h"
+
+#include "ir/ShardingLayout.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace shardc::partition {
+namespace {
+
+Sharding restrictTo(const Sharding &s, const std::set<std::string> &manual) {
+  Sharding out = Sharding::replicatedOn(s.meshName, s.dims.size());
+  for (size_t d = 0; d < s.dims.size(); ++d)
+    for (const AxisRef &axis : s.dims[d].axes)
+      if (manual.count(axis.name))
+        out.dims[d].axes.push_back(axis);
+  return out;
+}
+
+/// Mesh positions of every (instance over M, other coordinates) pair.
+std::vector<std::pair<int64_t, int64_t>> translatePairs(const Attribute &pairs, const Mesh &mesh,
+                                                        const std::set<std::string> &manual,
+                                                        Loc loc) {
+  std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> position;
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> keys;
+  for (int64_t p = 0; p < mesh.deviceCount(); ++p) {
+    std::vector<int64_t> coords = meshCoordinates(mesh, p), others;
+    int64_t instance = 0;
+    for (size_t a = 0; a < mesh.axes.size(); ++a) {
+      if (manual.count(mesh.axes[a].name))
+        instance = instance * mesh.axes[a].size + coords[a];
+      else
+        others.push_back(coords[a]);
+    }
+    position[{instance, others}] = p;
+    keys.push_back({instance, others});
+  }
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Attribute &pair : pairs.list) {
+    std::optional<std::vector<int64_t>> ids = pair.intList();
+    if (!ids || ids->size() != 2)
+      throw Unsupported(loc, "collective_permute - cannot partition: malformed pairs");
+    for (const auto &[instance, others] : keys) {
+      if (instance != (*ids)[0])
+        continue;
+      auto target = position.find({(*ids)[1], others});
+      if (target == position.end())
+        throw Unsupported(loc, "collective_permute - cannot partition: pair out of range");
+      out.push_back({position[{instance, others}], target->second});
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+void partitionManual(Body &body, const Op &op) {
+  ManualComputationParts parts = manualComputationParts(op);
+  std::set<std::string> manual;
+  for (const AxisRef &axis : parts.manualAxes)
+    manual.insert(axis.name);
+  if (!op.body || parts.inShardings.size() != op.operands.size() ||
+      parts.outShardings.size() != op.results.size())
+    throw Unsupported(op.loc, "manual_computation - cannot partition: malformed op");
+
+  std::map<const Value *, Value *> inner;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    Local local = reshardLocal(body, body.local(op.operands[i], op.loc), op.operands[i]->type,
+                               restrictTo(parts.inShardings[i], manual), op.loc,
+                               fmt::format("operand {} of manual_computation", i));
+    inner[op.body->args[i].get()] = local.value;
+  }
+  for (const auto &userOp : op.body->ops) {
+    if (userOp->kind == OpKind::ManualComputation)
+      throw Unsupported(userOp->loc, "manual_computation - cannot partition: nested inside "
+                                     "another manual_computation");
+    std::vector<Value *> operands;
+    for (const Value *operand : userOp->operands) {
+      auto it = inner.find(operand);
+      if (it == inner.end())
+        throw Unsupported(userOp->loc, fmt::format("{} - cannot partition: operand defined "
+                                                   "outside the manual_computation",
+                                                   userOp->name()));
+      operands.push_back(it->second);
+    }
+    std::vector<NamedAttribute> attrs = userOp->attrs;
+    if (userOp->kind == OpKind::CollectivePermute)
+      for (NamedAttribute &a : attrs)
+        if (a.name == "pairs") {
+          Attribute list;
+          list.kind = Attribute::Kind::List;
+          for (auto [s, t] : translatePairs(a.value, body.mesh, manual, userOp->loc))
+            list.list.push_back(intListAttr("", {s, t}).value);
+          a.value = list;
+        }
+    const Value &result = *userOp->result();
+    inner[&result] =
+        body.emit(userOp->kind, operands, attrs, result.type, userOp->loc, result.name);
+  }
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    const Value *returned = i < op.body->returned.size() ? op.body->returned[i] : nullptr;
+    auto it = inner.find(returned);
+    if (it == inner.end())
+      throw Unsupported(op.loc, "manual_computation - cannot partition: missing return");
+    Local local{it->second, restrictTo(parts.outShardings[i], manual), {}, "sum"};
+    const Value &result = *op.results[i];
+    Sharding target = result.sharding ? *result.sharding
+                                      : Sharding::replicatedOn(body.mesh.name, result.type.rank());
+    body.locals[&result] = reshardLocal(body, local, result.type, target, op.loc,
+                                        fmt::format("result {} of manual_computation", i));
+  }
+}
+
+} // namespace shardc::partition

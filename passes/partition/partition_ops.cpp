@@ -1,0 +1,185 @@
+// The per-device form of one op (not manual_computation, not a reshard
+// across meshes), from its factor rule:
+//
+// 1. Assign mesh axes to the op's factors (export_assignment.cpp).
+// 2. Reshard every operand to the layout those axes give it.
+// 3. Mask the padding of every sharded reduction factor that its axes do not
+//    divide (with 0, or the max/min identity).
+// 4. Emit the op on local shapes; a sharded reduction factor leaves a
+//    partial result over its axes.
+// 5. Reshard the result (partial included) to its declared sharding: the
+//    planner turns a partial sum into all_reduce, or reduce_scatter when
+//    the result is wanted sharded.
+// Creation ops are built whole and sliced (free), except splat constants,
+// which are built at their local shape.
+#include "passes/partition/PartitionInternal.h"
+
+#include <fmt/format.h>
+
+namespace shardc::partition {
+namespace {
+
+std::string reductionKind(OpKind kind) {
+  if (kind == OpKind::ReduceMax)
+    return "max";
+  if (kind == OpKind::ReduceMin)
+    return "min";
+  return "sum";
+}
+
+Sharding declared(const Value &value, const Mesh &mesh) {
+  if (value.sharding)
+    return *value.sharding;
+  return Sharding::replicatedOn(mesh.name, value.type.rank());
+}
+
+void bindResult(Body &body, const Value *global, Local local, Loc loc, const std::string &reason) {
+  body.locals[global] =
+      reshardLocal(body, local, global->type, declared(*global, body.mesh), loc, reason);
+}
+
+void partitionCreation(Body &body, const Op &op) {
+  const Value &result = *op.result();
+  const Attribute *value = op.attr("value");
+  if (op.kind == OpKind::Constant && value && value->kind == Attribute::Kind::Dense &&
+      value->dense.splat) {
+    Sharding target = declared(result, body.mesh);
+    TensorType local{localShape(result.type.shape, target, body.mesh), result.type.dtype};
+    Value *v = body.emit(op.kind, {}, op.attrs, local, op.loc, result.name);
+    body.locals[&result] = Local{v, target, {}, "sum"};
+    return;
+  }
+  // Built whole on every device (random values depend only on the global
+  // index), then each device keeps its block.
+  Value *v = body.emit(op.kind, {}, op.attrs, result.type, op.loc, result.name);
+  bindResult(body, &result,
+             Local{v, Sharding::replicatedOn(body.mesh.name, result.type.rank()), {}}, op.loc,
+             fmt::format("{} built whole, then sliced", op.name()));
+}
+
+/// The attributes of the local op: a slice's limits on pass-through dims
+/// become the local sizes.
+std::vector<NamedAttribute> localAttrs(const Op &op, const std::vector<int64_t> &operandLocal) {
+  std::vector<NamedAttribute> attrs = op.attrs;
+  if (op.kind != OpKind::Slice)
+    return attrs;
+  const Value &input = *op.operands[0];
+  for (NamedAttribute &a : attrs) {
+    if (a.name != "limit")
+      continue;
+    std::optional<std::vector<int64_t>> limits = a.value.intList();
+    if (!limits)
+      continue;
+    for (size_t d = 0; d < limits->size() && d < operandLocal.size(); ++d)
+      if ((*limits)[d] == input.type.shape[d] && operandLocal[d] != input.type.shape[d])
+        (*limits)[d] = operandLocal[d];
+    a = intListAttr("limit", *limits);
+  }
+  return attrs;
+}
+
+/// Why an operand is resharded: named for the dims the op cannot keep sharded.
+std::string operandReason(const Op &op, size_t i, const ShardingRule &rule,
+                          const Sharding &current) {
+  for (size_t d = 0; d < rule.operands[i].size() && d < current.dims.size(); ++d) {
+    if (current.dims[d].axes.empty())
+      continue;
+    for (int f : rule.operands[i][d])
+      if (rule.factorKinds[f] == FactorKind::Permutation)
+        return fmt::format("operand {} of {}: dim {} moves elements between shards (gathered)", i,
+                           op.name(), d);
+    if (op.kind == OpKind::Reshape && rule.operands[i][d].size() != 1)
+      return fmt::format("operand {} of reshape: dim {} is split or merged across its shards "
+                         "(gathered)",
+                         i, d);
+  }
+  return fmt::format("operand {} of {}", i, op.name());
+}
+
+void partitionGeneric(Body &body, const Op &op) {
+  std::optional<ShardingRule> rule = getShardingRule(op);
+  if (!rule)
+    throw Unsupported(op.loc, fmt::format("{} - cannot partition: no sharding rule", op.name()));
+  const Mesh &mesh = body.mesh;
+  std::vector<Local> inputs;
+  std::vector<const Sharding *> operandShardings, resultShardings;
+  for (const Value *operand : op.operands)
+    inputs.push_back(body.local(operand, op.loc));
+  for (const Local &input : inputs)
+    operandShardings.push_back(&input.sharding);
+  std::vector<Sharding> results;
+  for (const auto &r : op.results)
+    results.push_back(declared(*r, mesh));
+  for (const Sharding &s : results)
+    resultShardings.push_back(&s);
+  std::vector<std::vector<AxisRef>> factorAxes =
+      assignFactors(op, *rule, operandShardings, resultShardings, mesh);
+
+  // 2-3. Operands in the op's layout, padding masked where it is reduced.
+  const std::string kind = reductionKind(op.kind);
+  std::vector<Value *> operands;
+  std::vector<int64_t> firstLocal;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Sharding required = shardingFromFactors(mesh.name, rule->operands[i], factorAxes, mesh);
+    Local local = reshardLocal(body, inputs[i], op.operands[i]->type, required, op.loc,
+                               operandReason(op, i, *rule, inputs[i].sharding));
+    Value *v = local.value;
+    for (size_t d = 0; d < rule->operands[i].size(); ++d)
+      for (int f : rule->operands[i][d])
+        if (rule->factorKinds[f] == FactorKind::Reduction && !factorAxes[f].empty())
+          v = maskPadding(body, v, required, d, op.operands[i]->type.shape[d],
+                          reductionIdentity(kind, v->type.dtype), op.loc);
+    if (i == 0)
+      firstLocal = v->type.shape;
+    operands.push_back(v);
+  }
+
+  // 4. The local op; partial over the axes of its sharded reduction factors.
+  std::vector<AxisRef> partial;
+  for (size_t f = 0; f < rule->numFactors(); ++f)
+    if (rule->factorKinds[f] == FactorKind::Reduction)
+      partial.insert(partial.end(), factorAxes[f].begin(), factorAxes[f].end());
+  const Value &result = *op.result();
+  Sharding natural = shardingFromFactors(mesh.name, rule->results[0], factorAxes, mesh);
+  TensorType type{localShape(result.type.shape, natural, mesh), result.type.dtype};
+  OpKind localKind = op.kind;
+  if (op.kind == OpKind::ReduceMean && !partial.empty())
+    localKind = OpKind::ReduceSum; // the mean divides the whole sum, below
+  Value *v = body.emit(localKind, operands, localAttrs(op, firstLocal), type, op.loc, result.name);
+  Local out{v, natural, partial, kind};
+  if (localKind != op.kind) {
+    out = reshardLocal(body, out, result.type, natural, op.loc,
+                       fmt::format("partial sum of {}", op.name()));
+    int64_t count = 1;
+    for (size_t d = 0; d < rule->operands[0].size(); ++d)
+      for (int f : rule->operands[0][d])
+        if (rule->factorKinds[f] == FactorKind::Reduction)
+          count *= op.operands[0]->type.shape[d];
+    Value *n = emitScalar(body, static_cast<double>(count), type.dtype, op.loc, "count");
+    out.value = body.emit(OpKind::Div, {out.value, n}, {}, type, op.loc, result.name);
+  }
+  // 5. The declared layout.
+  bindResult(body, &result, out, op.loc,
+             out.partial.empty()
+                 ? fmt::format("result of {}", op.name())
+                 : fmt::format("partial {} of {}", kind == "sum" ? "sum" : kind, op.name()));
+}
+
+} // namespace
+
+void partitionOp(Body &body, const Op &op) {
+  switch (opInfo(op.kind).group) {
+  case OpGroup::Creation:
+    return partitionCreation(body, op);
+  case OpGroup::ShardingOp:
+    return bindResult(body, op.result(), body.local(op.operands[0], op.loc), op.loc, op.name());
+  case OpGroup::Collective:
+    throw Unsupported(op.loc, fmt::format("{} - cannot partition: a collective outside a "
+                                          "manual_computation",
+                                          op.name()));
+  default:
+    return partitionGeneric(body, op);
+  }
+}
+
+} // namespace shardc::partition

@@ -1,0 +1,174 @@
+// Internals of propagate-shardings, private to passes/propagate/ (the
+// projection and the per-factor decision, which the unit tests check, are
+// public in FactorPropagation.h):
+//
+//   propagate_graph.cpp       the propagation edges of a function: ops with a
+//                             rule, constraints, function results,
+//                             manual_computation boundaries
+//   propagate.cpp             the driver: user priorities, op priorities, the
+//                             fixed point, closing
+//   propagate_manual.cpp      the rule across a manual_computation boundary
+//   propagate_origins.cpp     where each axis came from (opt-in)
+#pragma once
+
+#include "ir/AxisAlgebra.h"
+#include "ir/IR.h"
+#include "passes/propagate/FactorPropagation.h"
+#include "passes/propagate/ShardingOrigins.h"
+#include "passes/rules/ShardingRules.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::propagation {
+
+// ---- the graph of one function ----------------------------------------------------
+
+/// One tensor of an edge: where its sharding lives.
+struct Slot {
+  std::optional<Sharding> *sharding = nullptr;
+  int64_t elements = 1; // of its tensor: conflicts prefer the larger
+  /// The driver's number for the place (several slots may share one).
+  uint32_t id = 0;
+  /// Axes this tensor may not take in this edge, besides the edge's
+  /// `forbidden` (a manual_computation in/out sharding: the manual axes it
+  /// does not already have).
+  std::vector<AxisRef> blocked;
+};
+
+/// A propagation step: an op with a factor rule, or an identity between two
+/// places that must agree (a sharding_constraint, a returned value and the
+/// function's result, a manual_computation operand and its in_sharding).
+struct Edge {
+  const Op *op = nullptr; // null for function results
+  /// Owned by Graph::rules; edges of ops with the same kind and shapes share
+  /// one (a long program has few distinct rules).
+  const ShardingRule *rule = nullptr;
+  std::vector<Slot> operands, results;
+  /// Manual axes of the enclosing manual_computations: no tensor of this
+  /// edge may take them.
+  std::vector<AxisRef> forbidden;
+  bool passThroughOp = false; // op priority 0 (elementwise, reshape, transpose, identities)
+  bool broadcast = false;     // pass-through factors go backward only (op priority 1)
+  bool elementwise = false;
+  Loc loc;
+  /// The driver's bookkeeping: a visit with op-priority directions
+  /// `settledDirections` (edgeDirections) changed nothing at clock
+  /// `settledClock`; until one of its tensors changes, a visit with the same
+  /// directions would change nothing either, whatever the round or stage.
+  int settledDirections = -1;
+  uint64_t settledClock = 0;
+};
+
+/// A manual_computation in/out sharding: propagation works on a copy (in
+/// Graph::attributeShardings) and writes it back into the op at the end.
+struct AttributeSharding {
+  Sharding *written;
+  std::optional<Sharding> *working;
+};
+
+/// The edges of every function and the snippet, in program order, and the
+/// storage of the shardings they refer to that are no value's.
+struct Graph {
+  std::vector<std::vector<Edge>> functions; // one edge list per function
+  std::deque<std::optional<Sharding>> attributeStorage;
+  std::vector<AttributeSharding> attributeShardings;
+  std::deque<ShardingRule> rules;
+  /// Body arguments whose closed dims were copied from their in_sharding
+  /// (without the manual axes) before propagation: their axes count as
+  /// propagated, not written.
+  std::vector<const std::optional<Sharding> *> copiedFromInSharding;
+};
+
+/// Builds the edges of `module`. Also gives each sharding_constraint and
+/// reshard result the constraint's sharding when it has none of its own, and
+/// each manual_computation body argument without a sharding the closed dims
+/// of its in_sharding (its free axes): the body sees exactly what the
+/// in_sharding gives, as in Shardy where they are one sharding.
+Graph buildGraph(Module &module);
+
+/// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
+/// (Shardy's op priorities): stage 0 only pass-through ops, stage 1 also the
+/// pass-through factors of every op (a broadcast's backward only), stage 2
+/// everything. Need-replication and permutation factors never propagate.
+Direction edgeDirection(const Edge &edge, int f, int stage);
+
+/// Which set of directions edgeDirection gives `edge` in `stage`: equal
+/// numbers mean equal directions for every factor (a pass-through op's are
+/// the same in every stage).
+int edgeDirections(const Edge &edge, int stage);
+
+/// The mesh most of the edge's sharded tensors name, the first on a tie;
+/// maximal and empty meshes never count. Null when no tensor is sharded on a
+/// mesh with axes.
+const Mesh *edgeMesh(const Edge &edge, const Module &module);
+
+// ---- manual_computation boundaries (propagate_manual.cpp) -------------------------
+
+/// The rule between the global view `global` of a manual_computation in/out
+/// sharding `sharding` and the body's local tensor `local`: per dim, a
+/// need-replication factor for the manual axes (when any) then a
+/// pass-through factor shared with the local dim. The global tensor is the
+/// operand when `globalFirst`, else the result. Nullopt when `local` is not
+/// the local type of `sharding`.
+std::optional<ShardingRule> manualBoundaryRule(const TensorType &global, const TensorType &local,
+                                               const Sharding &sharding,
+                                               const std::vector<AxisRef> &manualAxes,
+                                               const Mesh &mesh, bool globalFirst);
+
+/// The manual axes `sharding` does not name: propagation may not add them
+/// (they would change the body's local types).
+std::vector<AxisRef> absentManualAxes(const Sharding &sharding,
+                                      const std::vector<AxisRef> &manualAxes);
+
+/// What a body argument starts with: its in_sharding's closed dims without
+/// the manual axes (closed, as they cannot grow there either), open dims
+/// open and empty.
+Sharding bodyView(const Sharding &sharding, const std::vector<AxisRef> &manualAxes);
+
+// ---- origins (propagate_origins.cpp) ----------------------------------------------
+
+/// One visit of an edge: its tensors (operands, then results), their factor
+/// mappings, the projection and what propagateFactors decided.
+struct EdgeVisit {
+  std::vector<const Slot *> slots;
+  std::vector<const TensorFactors *> mappings;
+  Projection projection;
+  FactorUpdate update;
+  Loc loc;
+};
+
+using Storage = std::optional<Sharding>;
+
+/// Where each axis of each sharding came from, while propagation runs, keyed
+/// by where the sharding lives. Only used when a caller asks for origins.
+class OriginRecorder {
+public:
+  /// Records the axes written on `sharding`, with their dims' priorities
+  /// (before the driver holds any back).
+  void recordWritten(const Storage *sharding);
+  /// Marks every axis recorded for `sharding` as propagated (a body
+  /// argument's axes copied from its in_sharding keep that annotation's Loc).
+  void markPropagated(const Storage *sharding);
+  /// Records the axes of `dims`, the new dims of tensor `t` of `visit`, that
+  /// are new to it: each came through the factor of its dim that holds it,
+  /// and has the origin it has on that factor's source tensor.
+  void recordPropagated(const EdgeVisit &visit, size_t t, const std::vector<DimSharding> &dims,
+                        int64_t round, const Mesh &mesh);
+  /// Hands the table over, keyed by value and function result.
+  void exportTo(ShardingOrigins &out, const std::map<const Storage *, const Value *> &values,
+                const std::map<const Storage *, const ResultSpec *> &results) const;
+
+private:
+  AxisOrigin originOf(const EdgeVisit &visit, size_t t, size_t d, const AxisRef &axis,
+                      int64_t round, const Mesh &mesh) const;
+
+  std::map<const Storage *, std::vector<DimOrigins>> table_;
+};
+
+} // namespace shardc::propagation

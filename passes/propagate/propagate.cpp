@@ -1,0 +1,424 @@
+// propagate-shardings: completes every value's sharding (OpenXLA Shardy's
+// default pipeline: user priorities, then op priorities, aggressive conflict
+// resolution). The driver; the steps live in propagate_projection.cpp,
+// propagate_factors.cpp, propagate_graph.cpp and propagate_origins.cpp (see
+// PropagateInternal.h).
+//
+//   1. Edges: every op with a factor rule, every sharding_constraint/reshard,
+//      returned value <-> function result, manual_computation boundaries.
+//   2. User priorities: a dim with priority p > 0 starts closed and empty, its
+//      axes held back as if explicitly replicated (nothing else may take them
+//      on that tensor), and is released, as written, before round p. A later
+//      round can only add axes, so it never overrides an earlier decision.
+//   3. Each round runs Shardy's three op-priority stages, each to a fixed
+//      point of forward then backward sweeps over the edges:
+//        stage 0: only pass-through ops (elementwise, reshape, transpose, the
+//                 identity edges), every factor both ways;
+//        stage 1: also the pass-through factors of every other op (broadcast:
+//                 backward only);
+//        stage 2: every factor of every op.
+//   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
+//      name, the first on a tie; maximal and empty meshes never count);
+//      tensors on another mesh take no part. Project, decide per factor,
+//      project back; a tensor that gains axes is updated (a tensor without a
+//      sharding gets one with every dim open).
+//   5. Close: every dim closed, no priorities. A value that no sharding
+//      reached gets a replicated sharding when the program has exactly one
+//      mesh with axes; otherwise it stays without one. A sharding_constraint
+//      or reshard attribute becomes its result's sharding; a
+//      manual_computation's in/out shardings take what propagation gave
+//      their free axes.
+//
+// Worked example (examples/mlp.shd): %h = matmul %x, %w1 takes "x" on its
+// rows from %x and "y" on its columns from %w1; add and relu pass [{"x"},
+// {"y"}] on to %a; the second matmul's result is closed at [{"x"}, {}].
+#include "passes/propagate/Propagate.h"
+#include "passes/propagate/PropagateInternal.h"
+#include "passes/propagate/ShardingOrigins.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardc {
+namespace {
+
+using namespace propagation;
+
+/// A dim held back until its priority's round.
+struct Deferred {
+  Storage *storage;
+  size_t dim;
+  DimSharding original;
+  int64_t priority;
+  std::optional<uint32_t> id = std::nullopt; // its slot number, when an edge refers to it
+};
+
+class Propagator {
+public:
+  Propagator(Module &module, ShardingOrigins *origins) : module_(module), origins_(origins) {}
+
+  void run() {
+    graph_ = buildGraph(module_);
+    collectStorage();
+    if (origins_) {
+      for (const Storage *s : storage_)
+        recorder_.recordWritten(s);
+      for (const Storage &s : graph_.attributeStorage)
+        recorder_.recordWritten(&s);
+      for (const Storage *s : graph_.copiedFromInSharding)
+        recorder_.markPropagated(s);
+    }
+    std::vector<int64_t> rounds = deferPriorities();
+    numberSlots();
+    for (int64_t round : rounds) {
+      round_ = round;
+      release(round);
+      for (std::vector<Edge> &edges : graph_.functions)
+        for (int stage = 0; stage < 3; ++stage)
+          fixedPoint(edges, stage);
+    }
+    close();
+    if (origins_)
+      recorder_.exportTo(*origins_, valueOf_, resultOf_);
+  }
+
+private:
+  // ---- storage -------------------------------------------------------------------
+
+  void collectStorage() {
+    auto addValue = [&](Value &v) {
+      if (!v.typeKnown)
+        return;
+      storage_.push_back(&v.sharding);
+      ranks_.push_back(v.type.rank());
+      if (origins_)
+        valueOf_[&v.sharding] = &v;
+    };
+    auto addBlock = [&](Block &b) {
+      for (auto &arg : b.args)
+        addValue(*arg);
+      walkOps(b, [&](Op &op) {
+        for (auto &r : op.results)
+          addValue(*r);
+        if (op.body)
+          for (auto &arg : op.body->args)
+            addValue(*arg);
+      });
+    };
+    auto addFunction = [&](Function &f) {
+      addBlock(f.body);
+      for (ResultSpec &spec : f.results) {
+        if (spec.typeInvalid)
+          continue;
+        storage_.push_back(&spec.sharding);
+        ranks_.push_back(spec.type.rank());
+        if (origins_)
+          resultOf_[&spec.sharding] = &spec;
+      }
+    };
+    addFunction(module_.snippet);
+    for (auto &f : module_.functions)
+      addFunction(*f);
+  }
+
+  /// Gives every slot the number of its place, for the change clock
+  /// (sorting instead of a hash map: no allocation per slot).
+  void numberSlots() {
+    std::vector<std::pair<const Storage *, Slot *>> slots;
+    for (std::vector<Edge> &edges : graph_.functions)
+      for (Edge &edge : edges) {
+        for (Slot &slot : edge.operands)
+          slots.emplace_back(slot.sharding, &slot);
+        for (Slot &slot : edge.results)
+          slots.emplace_back(slot.sharding, &slot);
+      }
+    std::sort(slots.begin(), slots.end(),
+              [](const auto &a, const auto &b) { return std::less<>()(a.first, b.first); });
+    uint32_t next = 0;
+    for (size_t i = 0; i < slots.size(); ++i) {
+      if (i > 0 && slots[i].first != slots[i - 1].first)
+        ++next;
+      slots[i].second->id = next;
+    }
+    changedAt_.assign(slots.empty() ? 0 : next + 1, 0);
+    for (Deferred &d : deferred_) {
+      auto it = std::lower_bound(
+          slots.begin(), slots.end(), d.storage,
+          [](const auto &entry, const Storage *s) { return std::less<>()(entry.first, s); });
+      if (it != slots.end() && it->first == d.storage)
+        d.id = it->second->id;
+    }
+  }
+
+  // ---- user priorities -----------------------------------------------------------
+
+  /// Holds back every dim with a priority > 0; returns the rounds to run.
+  std::vector<int64_t> deferPriorities() {
+    std::set<int64_t> rounds = {0};
+    for (Storage *s : storage_) {
+      if (!*s)
+        continue;
+      Sharding &sharding = **s;
+      for (size_t d = 0; d < sharding.dims.size(); ++d) {
+        DimSharding &dim = sharding.dims[d];
+        int64_t p = dim.priority.value_or(0);
+        dim.priority.reset();
+        if (p <= 0)
+          continue;
+        deferred_.push_back(Deferred{s, d, dim, p});
+        rounds.insert(p);
+        sharding.replicated.insert(sharding.replicated.end(), dim.axes.begin(), dim.axes.end());
+        dim.axes.clear();
+        dim.open = false;
+      }
+    }
+    return {rounds.begin(), rounds.end()};
+  }
+
+  void release(int64_t round) {
+    for (Deferred &d : deferred_) {
+      if (d.priority != round || !*d.storage)
+        continue;
+      Sharding &sharding = **d.storage;
+      std::vector<AxisRef> &replicated = sharding.replicated;
+      for (const AxisRef &a : d.original.axes)
+        for (auto it = replicated.begin(); it != replicated.end(); ++it)
+          if (it->name == a.name && it->preSize == a.preSize && it->size == a.size) {
+            replicated.erase(it);
+            break;
+          }
+      sharding.dims[d.dim] = d.original;
+      sharding.dims[d.dim].priority.reset();
+      ++clock_;
+      if (d.id)
+        changedAt_[*d.id] = clock_;
+    }
+  }
+
+  // ---- the fixed point -------------------------------------------------------------
+
+  void fixedPoint(std::vector<Edge> &edges, int stage) {
+    // Axes only ever grow, so this ends; the bound guards against a bug.
+    for (int sweep = 0; sweep < 10000; ++sweep) {
+      bool changed = false;
+      for (Edge &edge : edges)
+        changed |= visit(edge, stage);
+      for (auto it = edges.rbegin(); it != edges.rend(); ++it)
+        changed |= visit(*it, stage);
+      if (!changed)
+        return;
+    }
+  }
+
+  /// Whether `edge` settled with the directions of `stage` and none of its
+  /// tensors changed since.
+  bool settled(const Edge &edge, int stage) const {
+    if (edge.settledDirections != edgeDirections(edge, stage))
+      return false;
+    auto unchanged = [&](const Slot &slot) { return changedAt_[slot.id] <= edge.settledClock; };
+    return std::all_of(edge.operands.begin(), edge.operands.end(), unchanged) &&
+           std::all_of(edge.results.begin(), edge.results.end(), unchanged);
+  }
+
+  bool visit(Edge &edge, int stage) {
+    if (settled(edge, stage))
+      return false;
+    bool changed = update(edge, stage);
+    // An edge that changed something is visited again: its new shardings
+    // may let it do more (Shardy likewise revisits until nothing changes).
+    edge.settledDirections = changed ? -1 : edgeDirections(edge, stage);
+    edge.settledClock = clock_;
+    return changed;
+  }
+
+  bool update(Edge &edge, int stage) {
+    const ShardingRule &rule = *edge.rule;
+    bool anyDirection = false;
+    for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
+      anyDirection = edgeDirection(edge, static_cast<int>(f), stage) != Direction::None;
+    if (!anyDirection)
+      return false;
+    const Mesh *mesh = edgeMesh(edge, module_);
+    if (!mesh)
+      return false;
+
+    // One EdgeVisit serves every visit: its vectors keep their memory.
+    EdgeVisit &visit = visit_;
+    visit.loc = edge.loc;
+    visit.slots.clear();
+    visit.mappings.clear();
+    for (size_t i = 0; i < edge.operands.size(); ++i) {
+      visit.slots.push_back(&edge.operands[i]);
+      visit.mappings.push_back(&rule.operands[i]);
+    }
+    for (size_t i = 0; i < edge.results.size(); ++i) {
+      visit.slots.push_back(&edge.results[i]);
+      visit.mappings.push_back(&rule.results[i]);
+    }
+
+    visit.projection.numOperands = edge.operands.size();
+    visit.projection.tensors.resize(visit.slots.size());
+    for (size_t t = 0; t < visit.slots.size(); ++t) {
+      const Storage &s = *visit.slots[t]->sharding;
+      TensorProjection &tensor = visit.projection.tensors[t];
+      if (!s || s->meshName == mesh->name) {
+        projectTensor(tensor, s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
+      } else {
+        projectTensor(tensor, nullptr, {}, rule, *mesh, {});
+        tensor.present = false;
+      }
+      const std::vector<AxisRef> &blocked = visit.slots[t]->blocked;
+      tensor.blocked.insert(tensor.blocked.end(), blocked.begin(), blocked.end());
+      tensor.elements = visit.slots[t]->elements;
+    }
+
+    propagateFactors(
+        visit.projection, rule, [&](int f) { return edgeDirection(edge, f, stage); },
+        edge.elementwise, *mesh, visit.update);
+
+    bool changed = false;
+    for (size_t t = 0; t < visit.slots.size(); ++t)
+      if (visit.update.changed[t])
+        changed |= store(visit, t, rule, *mesh);
+    return changed;
+  }
+
+  /// Writes the projected-back dims of `tensor` into its slot when they add
+  /// axes. Never removes an axis, never touches a closed dim.
+  bool store(const EdgeVisit &visit, size_t t, const ShardingRule &rule, const Mesh &mesh) {
+    Storage &s = *visit.slots[t]->sharding;
+    const TensorFactors &dims = *visit.mappings[t];
+    std::vector<std::vector<AxisRef>> newDims =
+        projectBack(visit.projection.tensors[t], dims, rule, mesh, s ? &s->dims : nullptr);
+    Sharding next = s ? *s : Sharding::replicatedOn(mesh.name, dims.size());
+    if (!s)
+      for (DimSharding &dim : next.dims)
+        dim.open = true;
+    bool changed = false;
+    for (size_t d = 0; d < next.dims.size() && d < newDims.size(); ++d) {
+      DimSharding &dim = next.dims[d];
+      if (!dim.open || sameAxes(dim.axes, newDims[d], mesh) ||
+          axisListPrefix(dim.axes, newDims[d], mesh) != PrefixStatus::StrictPrefix ||
+          clashes(newDims[d], next, d, mesh))
+        continue;
+      dim.axes = newDims[d];
+      changed = true;
+    }
+    if (changed) {
+      if (origins_)
+        recorder_.recordPropagated(visit, t, next.dims, round_, mesh);
+      s = std::move(next);
+      changedAt_[visit.slots[t]->id] = ++clock_;
+    }
+    return changed;
+  }
+
+  /// Whether `axes` on dim `d` would overlap an axis of another dim of
+  /// `sharding` or a replicated one. Each projection is consistent in itself,
+  /// but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is
+  /// updated from two projections.
+  static bool clashes(const std::vector<AxisRef> &axes, const Sharding &sharding, size_t d,
+                      const Mesh &mesh) {
+    auto hit = [&](const AxisRef &b) {
+      for (const AxisRef &a : axes)
+        if (overlaps(a, b, mesh))
+          return true;
+      return false;
+    };
+    for (size_t other = 0; other < sharding.dims.size(); ++other)
+      if (other != d &&
+          std::any_of(sharding.dims[other].axes.begin(), sharding.dims[other].axes.end(), hit))
+        return true;
+    return std::any_of(sharding.replicated.begin(), sharding.replicated.end(), hit);
+  }
+
+  // ---- the end ---------------------------------------------------------------------
+
+  void close() {
+    const Mesh *single = nullptr;
+    int meshesWithAxes = 0;
+    for (const auto &mesh : module_.meshes)
+      if (!mesh->isEmpty() && !mesh->isMaximal()) {
+        single = mesh.get();
+        ++meshesWithAxes;
+      }
+    for (size_t i = 0; i < storage_.size(); ++i) {
+      Storage *s = storage_[i];
+      if (!*s) {
+        if (meshesWithAxes == 1)
+          *s = Sharding::replicatedOn(single->name, ranks_[i]);
+        continue;
+      }
+      closeSharding(**s);
+      if (const Mesh *mesh = module_.findMesh((*s)->meshName))
+        canonicalizeReplicated((*s)->replicated, *mesh);
+    }
+    // The shardings that are not a typed value's. manual_computation in/out
+    // shardings get what propagation added; a sharding_constraint or reshard
+    // now states its result's sharding (as in Shardy, where the op's
+    // attribute is that sharding); untyped seed declarations and sharded
+    // types are closed as written.
+    for (const AttributeSharding &a : graph_.attributeShardings) {
+      *a.written = **a.working;
+      if (const Mesh *mesh = module_.findMesh(a.written->meshName))
+        canonicalizeReplicated(a.written->replicated, *mesh);
+    }
+    auto closeBlock = [&](Block &b) {
+      for (auto &arg : b.args)
+        if (!arg->typeKnown && arg->sharding)
+          closeSharding(*arg->sharding);
+      for (auto &op : b.ops) {
+        bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+        for (NamedAttribute &attr : op->attrs)
+          for (Sharding &s : attr.value.shardings) {
+            if (constraint && attr.name == "sharding" && op->results.size() == 1 &&
+                op->results[0]->sharding)
+              s = *op->results[0]->sharding;
+            closeSharding(s);
+          }
+      }
+    };
+    walkBlocks(module_, closeBlock);
+    for (ShardedTypeDecl &decl : module_.typeDecls)
+      closeSharding(decl.sharding);
+  }
+
+  static void closeSharding(Sharding &sharding) {
+    for (DimSharding &dim : sharding.dims) {
+      dim.open = false;
+      dim.priority.reset();
+    }
+  }
+
+  Module &module_;
+  ShardingOrigins *origins_;
+  Graph graph_;
+  std::vector<Storage *> storage_;
+  std::vector<size_t> ranks_; // of storage_[i]'s tensor
+  // Only kept for origins:
+  std::map<const Storage *, const Value *> valueOf_;
+  std::map<const Storage *, const ResultSpec *> resultOf_;
+  std::vector<Deferred> deferred_;
+  OriginRecorder recorder_;
+  EdgeVisit visit_; // update()'s working memory
+  int64_t round_ = 0;
+  uint64_t clock_ = 0;              // counts sharding changes
+  std::vector<uint64_t> changedAt_; // by slot number: the clock of its last change
+};
+
+} // namespace
+
+bool propagateShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins) {
+  // The pass assumes well-formed, typed, verified IR.
+  if (diags.hasErrors())
+    return false;
+  Propagator(module, origins).run();
+  return true;
+}
+
+bool propagateShardings(Module &module, DiagnosticEngine &diags) {
+  return propagateShardings(module, diags, nullptr);
+}
+
+} // namespace shardc

@@ -1,0 +1,382 @@
+// propagate-shardings, part 3: the propagation edges of each function, in
+// program order. An edge is an op with a factor rule (ShardingRules.h) or an
+// identity between two places whose shardings must agree:
+//   - sharding_constraint / reshard: operand <-> result, whose sharding is
+//     the constraint's (closed dims stay, open dims may grow). In default
+//     mode reshard is treated as a constraint.
+//   - a returned value <-> the function's declared result (ResultSpec).
+//   - manual_computation (propagate_manual.cpp): each operand <-> its
+//     in_sharding <-> its body argument, each returned body value <-> its
+//     out_sharding <-> its result. Free axes flow both ways; the in/out
+//     shardings never gain a manual axis, and inside the body no tensor
+//     may take one.
+// Ops without a rule (collectives, ops whose types are unknown) are no edges:
+// nothing propagates through them. Also here: the per-edge choices of the
+// driver, op-priority directions and the mesh.
+#include "passes/propagate/PropagateInternal.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardc::propagation {
+
+namespace {
+
+/// Whether `rule` maps exactly the tensors `types`: one mapping per tensor,
+/// one entry per dim, factor products equal to dim sizes (but for a lone
+/// permutation factor), each factor once per tensor (ShardingRules.h's
+/// checkShardingRule, the parts propagation relies on). A rule that does not
+/// fit is not used.
+bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappings,
+              const std::vector<const TensorType *> &types) {
+  if (mappings.size() != types.size())
+    return false;
+  for (size_t t = 0; t < types.size(); ++t) {
+    const TensorFactors &dims = mappings[t];
+    if (dims.size() != types[t]->rank())
+      return false;
+    std::set<int> seen;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t product = 1;
+      for (int f : dims[d]) {
+        if (f < 0 || static_cast<size_t>(f) >= rule.numFactors() || !seen.insert(f).second ||
+            rule.factorSizes[f] < 1)
+          return false;
+        product *= rule.factorSizes[f];
+      }
+      // A permutation factor (concat, slice, pad) may differ from its dim.
+      bool permutation =
+          dims[d].size() == 1 && rule.factorKinds[dims[d][0]] == FactorKind::Permutation;
+      int64_t size = types[t]->shape[d];
+      if (product != size && !permutation && !(dims[d].empty() && size <= 1))
+        return false;
+    }
+  }
+  return true;
+}
+
+class GraphBuilder {
+public:
+  GraphBuilder(Graph &graph, const Module &module) : graph_(graph), module_(module) {}
+
+  void function(Function &f) {
+    graph_.functions.emplace_back();
+    edges_ = &graph_.functions.back();
+    block(f.body, {});
+    for (size_t i = 0; i < f.body.returned.size() && i < f.results.size(); ++i) {
+      Value *v = f.body.returned[i];
+      ResultSpec &spec = f.results[i];
+      if (!usable(v) || spec.typeInvalid || spec.type != v->type)
+        continue;
+      Edge edge = identity(v->type, spec.loc, nullptr, {});
+      edge.operands.push_back(valueSlot(v));
+      edge.results.push_back(Slot{&spec.sharding, spec.type.numElements()});
+      edges_->push_back(std::move(edge));
+    }
+  }
+
+private:
+  static bool usable(const Value *v) { return v && v->typeKnown; }
+
+  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type.numElements()}; }
+
+  /// A slot for a manual_computation in/out sharding `written` of a tensor
+  /// of `type`: a working copy, written back when propagation ends.
+  Slot attributeSlot(Sharding &written, const TensorType &type, std::vector<AxisRef> blocked) {
+    Sharding working = written;
+    for (DimSharding &dim : working.dims)
+      dim.priority.reset();
+    std::optional<Sharding> &storage = graph_.attributeStorage.emplace_back(std::move(working));
+    graph_.attributeShardings.push_back(AttributeSharding{&written, &storage});
+    Slot slot{&storage, type.numElements()};
+    slot.blocked = std::move(blocked);
+    return slot;
+  }
+
+  /// The rule of an op of `kind` (kIdentityKind: an identity edge) on
+  /// tensors of `shapes` (operands then result), made by `make` the first
+  /// time; null when `make` gives none.
+  template <typename MakeRule>
+  const ShardingRule *sharedRule(int kind, std::vector<std::vector<int64_t>> shapes,
+                                 const MakeRule &make) {
+    auto [it, added] = rules_.try_emplace({kind, std::move(shapes)}, nullptr);
+    if (added)
+      if (std::optional<ShardingRule> rule = make())
+        it->second = &graph_.rules.emplace_back(std::move(*rule));
+    return it->second;
+  }
+
+  static constexpr int kIdentityKind = -1;
+
+  Edge identity(const TensorType &type, Loc loc, const Op *op,
+                const std::vector<AxisRef> &forbidden) {
+    Edge edge;
+    edge.op = op;
+    edge.rule = sharedRule(kIdentityKind, {type.shape},
+                           [&] { return std::optional<ShardingRule>(identityRule(type, 1, 1)); });
+    edge.forbidden = forbidden;
+    edge.passThroughOp = true;
+    edge.loc = loc;
+    return edge;
+  }
+
+  void block(Block &b, const std::vector<AxisRef> &forbidden) {
+    for (const auto &op : b.ops)
+      this->op(*op, forbidden);
+  }
+
+  void op(Op &op, const std::vector<AxisRef> &forbidden) {
+    for (const Value *v : op.operands)
+      if (!usable(v))
+        return;
+    for (const auto &r : op.results)
+      if (!usable(r.get()))
+        return;
+
+    switch (op.kind) {
+    case OpKind::ShardingConstraint:
+    case OpKind::Reshard:
+      constraint(op, forbidden);
+      return;
+    case OpKind::ManualComputation:
+      manual(op, forbidden);
+      return;
+    default:
+      break;
+    }
+
+    auto make = [&]() -> std::optional<ShardingRule> {
+      std::optional<ShardingRule> rule = getShardingRule(op);
+      if (!rule)
+        return std::nullopt;
+      std::vector<const TensorType *> operandTypes, resultTypes;
+      for (const Value *v : op.operands)
+        operandTypes.push_back(&v->type);
+      for (const auto &r : op.results)
+        resultTypes.push_back(&r->type);
+      if (rule->factorKinds.size() != rule->factorSizes.size() ||
+          !ruleFits(*rule, rule->operands, operandTypes) ||
+          !ruleFits(*rule, rule->results, resultTypes))
+        return std::nullopt;
+      return rule;
+    };
+    const ShardingRule *rule = nullptr;
+    if (std::optional<std::vector<int64_t>> perm = ruleParameter(op);
+        perm && op.results.size() == 1) {
+      std::vector<std::vector<int64_t>> shapes;
+      for (const Value *v : op.operands)
+        shapes.push_back(v->type.shape);
+      shapes.push_back(op.results[0]->type.shape);
+      shapes.push_back(std::move(*perm));
+      rule = sharedRule(static_cast<int>(op.kind), std::move(shapes), make);
+    } else if (std::optional<ShardingRule> own = make()) {
+      rule = &graph_.rules.emplace_back(std::move(*own));
+    }
+    if (!rule)
+      return;
+
+    Edge edge;
+    edge.op = &op;
+    edge.rule = rule;
+    edge.forbidden = forbidden;
+    edge.elementwise = isElementwise(op.kind);
+    edge.passThroughOp =
+        edge.elementwise || op.kind == OpKind::Reshape || op.kind == OpKind::Transpose;
+    edge.broadcast = op.kind == OpKind::Broadcast;
+    edge.loc = op.loc;
+    for (Value *v : op.operands)
+      edge.operands.push_back(valueSlot(v));
+    for (const auto &r : op.results)
+      edge.results.push_back(valueSlot(r.get()));
+    edges_->push_back(std::move(edge));
+  }
+
+  void constraint(Op &op, const std::vector<AxisRef> &forbidden) {
+    if (op.operands.size() != 1 || op.results.size() != 1)
+      return;
+    Value *in = op.operands[0];
+    Value *out = op.results[0].get();
+    const Attribute *attr = op.attr("sharding");
+    if (!out->sharding && attr && !attr->shardings.empty())
+      out->sharding = attr->shardings.front();
+    if (in->type != out->type)
+      return;
+    Edge edge = identity(out->type, op.loc, &op, forbidden);
+    edge.operands.push_back(valueSlot(in));
+    edge.results.push_back(valueSlot(out));
+    edges_->push_back(std::move(edge));
+  }
+
+  void manual(Op &op, const std::vector<AxisRef> &forbidden) {
+    std::vector<AxisRef> manualAxes;
+    if (const Attribute *axes = op.attr("manual_axes"))
+      for (const AxisRef &a : axes->axes)
+        manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
+    std::vector<AxisRef> inner = forbidden;
+    inner.insert(inner.end(), manualAxes.begin(), manualAxes.end());
+    std::vector<Sharding> *ins = shardingList(op, "in_shardings");
+    std::vector<Sharding> *outs = shardingList(op, "out_shardings");
+
+    for (size_t i = 0; ins && i < ins->size() && i < op.operands.size(); ++i) {
+      Value *operand = op.operands[i];
+      Value *arg = op.body && i < op.body->args.size() ? op.body->args[i].get() : nullptr;
+      if (!usable(operand))
+        continue;
+      Sharding &written = (*ins)[i];
+      Slot global = attributeSlot(written, operand->type, blocked(written, manualAxes, forbidden));
+      if (usable(arg) && !arg->sharding) {
+        arg->sharding = bodyView(written, manualAxes);
+        graph_.copiedFromInSharding.push_back(&arg->sharding);
+      }
+      link(op, operand->type, valueSlot(operand), global, forbidden);
+      if (usable(arg))
+        cross(op, global, operand->type, arg, written, manualAxes, inner, true);
+    }
+    if (op.body)
+      block(*op.body, inner);
+    for (size_t i = 0; outs && i < outs->size() && i < op.results.size(); ++i) {
+      Value *result = op.results[i].get();
+      if (!usable(result))
+        continue;
+      Value *returned = op.body && i < op.body->returned.size() ? op.body->returned[i] : nullptr;
+      Sharding &written = (*outs)[i];
+      Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+      if (usable(returned))
+        cross(op, global, result->type, returned, written, manualAxes, inner, false);
+      link(op, result->type, global, valueSlot(result), forbidden);
+    }
+  }
+
+  static std::vector<Sharding> *shardingList(Op &op, std::string_view name) {
+    for (NamedAttribute &attr : op.attrs)
+      if (attr.name == name)
+        return &attr.value.shardings;
+    return nullptr;
+  }
+
+  /// What an in/out sharding may not take: the manual axes it lacks, and
+  /// those of enclosing manual_computations.
+  static std::vector<AxisRef> blocked(const Sharding &written,
+                                      const std::vector<AxisRef> &manualAxes,
+                                      const std::vector<AxisRef> &forbidden) {
+    std::vector<AxisRef> out = absentManualAxes(written, manualAxes);
+    out.insert(out.end(), forbidden.begin(), forbidden.end());
+    return out;
+  }
+
+  /// An identity edge between two tensors of `type`.
+  void link(Op &op, const TensorType &type, Slot from, Slot to,
+            const std::vector<AxisRef> &forbidden) {
+    Edge edge = identity(type, op.loc, &op, forbidden);
+    edge.operands.push_back(std::move(from));
+    edge.results.push_back(std::move(to));
+    edges_->push_back(std::move(edge));
+  }
+
+  /// The edge between an in/out sharding (`global`, of `globalType`,
+  /// written as `written`) and the body's local tensor `local`: a body
+  /// argument (`inward`) or a returned value.
+  void cross(Op &op, Slot global, const TensorType &globalType, Value *local,
+             const Sharding &written, const std::vector<AxisRef> &manualAxes,
+             const std::vector<AxisRef> &inner, bool inward) {
+    const Mesh *mesh = module_.findMesh(written.meshName);
+    if (!mesh)
+      return;
+    std::optional<ShardingRule> rule =
+        manualBoundaryRule(globalType, local->type, written, manualAxes, *mesh, inward);
+    if (!rule)
+      return;
+    Edge edge;
+    edge.op = &op;
+    edge.rule = &graph_.rules.emplace_back(std::move(*rule));
+    edge.passThroughOp = true;
+    edge.loc = op.loc;
+    Slot inside = valueSlot(local);
+    inside.blocked = inner;
+    edge.operands.push_back(inward ? std::move(global) : inside);
+    edge.results.push_back(inward ? inside : std::move(global));
+    edges_->push_back(std::move(edge));
+  }
+
+  /// When the op's rule depends on nothing but its kind, the shapes of its
+  /// tensors and at most one integer list (a transpose's perm), so ops alike
+  /// can share it: that list (empty for none). Nullopt for other ops.
+  static std::optional<std::vector<int64_t>> ruleParameter(const Op &op) {
+    switch (opInfo(op.kind).group) {
+    case OpGroup::Unary:
+    case OpGroup::Convert:
+    case OpGroup::Binary:
+    case OpGroup::Creation:
+      return std::vector<int64_t>{};
+    default:
+      break;
+    }
+    if (op.kind == OpKind::Matmul || op.kind == OpKind::Reshape)
+      return std::vector<int64_t>{};
+    if (op.kind == OpKind::Transpose)
+      if (const Attribute *perm = op.attr("perm"))
+        return perm->intList();
+    return std::nullopt;
+  }
+
+  Graph &graph_;
+  const Module &module_;
+  std::vector<Edge> *edges_ = nullptr;
+  std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
+};
+
+} // namespace
+
+Direction edgeDirection(const Edge &edge, int f, int stage) {
+  FactorKind kind = edge.rule->factorKinds[f];
+  if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
+    return Direction::None;
+  if (stage >= 2 || edge.passThroughOp)
+    return Direction::Both;
+  if (stage == 1 && kind == FactorKind::PassThrough)
+    return edge.broadcast ? Direction::Backward : Direction::Both;
+  return Direction::None;
+}
+
+int edgeDirections(const Edge &edge, int stage) { return edge.passThroughOp ? 0 : stage; }
+
+const Mesh *edgeMesh(const Edge &edge, const Module &module) {
+  std::vector<std::pair<const Mesh *, int>> counts;
+  auto count = [&](const Slot &slot) {
+    if (!*slot.sharding)
+      return;
+    const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
+    if (!mesh || mesh->isEmpty() || mesh->isMaximal())
+      return;
+    for (auto &[m, n] : counts)
+      if (m == mesh) {
+        ++n;
+        return;
+      }
+    counts.emplace_back(mesh, 1);
+  };
+  for (const Slot &slot : edge.operands)
+    count(slot);
+  for (const Slot &slot : edge.results)
+    count(slot);
+  const Mesh *best = nullptr;
+  int bestCount = 0;
+  for (auto &[m, n] : counts)
+    if (n > bestCount) {
+      best = m;
+      bestCount = n;
+    }
+  return best;
+}
+
+Graph buildGraph(Module &module) {
+  Graph graph;
+  GraphBuilder builder(graph, module);
+  builder.function(module.snippet);
+  for (const auto &f : module.functions)
+    builder.function(*f);
+  return graph;
+}
+
+} // namespace shardc::propagation
