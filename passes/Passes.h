@@ -11,4 +11,3 @@
 #include "passes/partition/Partition.h"
 #include "passes/propagate/Propagate.h"
 #include "passes/verify/Verify.h"
-
