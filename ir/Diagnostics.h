@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,5 +119,19 @@ std::string renderJson(const std::deque<Diagnostic> &diags);
 /// "did you mean" helper: the candidate closest to `word` by edit distance,
 /// or empty when none is close enough to be a plausible typo.
 std::string closestMatch(std::string_view word, const std::vector<std::string> &candidates);
+
+/// A compiler bug met while compiling a valid program (Halide's
+/// internal_assert, as opposed to a user error): a stage that cannot handle
+/// what the checks accepted throws it, and the driver prints
+/// `shardc: internal error: FILE:LINE:COL: MESSAGE` and exits 3. Never a
+/// diagnostic of the program, whose exit 1 would blame the user.
+struct InternalError : std::logic_error {
+  InternalError(Loc loc, const std::string &message)
+      : std::logic_error(loc.known() ? loc.file->name() + ":" + std::to_string(loc.line) + ":" +
+                                           std::to_string(loc.col) + ": " + message
+                                     : message),
+        loc(loc) {}
+  Loc loc;
+};
 
 } // namespace shardc

@@ -24,6 +24,25 @@ const Function &mainFunction(const shardc::Module &spmd) {
   return *main;
 }
 
+/// An output on a mesh none of whose devices is a rank of the program would
+/// be written by nobody: the partitioner must never leave one (a compiler
+/// bug, reported as an internal error, not a wrong result).
+void checkHeldByARank(const shardc::Module &spmd, const Sharding *sharding) {
+  if (!sharding)
+    return; // on every device
+  const Mesh *mesh = spmd.findMesh(sharding->meshName);
+  if (!mesh)
+    throw std::logic_error("an output names the unknown mesh @" + sharding->meshName);
+  const int64_t devices = spmd.deviceCount();
+  if (mesh->deviceIds.empty())
+    return; // devices 0..N-1
+  for (int64_t id : mesh->deviceIds)
+    if (id >= 0 && id < devices)
+      return;
+  throw std::logic_error("an output on mesh @" + mesh->name + " is held by no rank of the " +
+                         std::to_string(devices) + "-device program");
+}
+
 /// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`
 void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Function *kernel) {
   llvm::LLVMContext &context = module.getContext();
@@ -54,9 +73,13 @@ std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLV
   for (const auto &param : main.body.args)
     inputs.push_back(description.tensor(param->name.c_str(), param->type,
                                         param->sharding ? &*param->sharding : nullptr));
-  for (const ResultSpec &result : main.results)
-    outputs.push_back(
-        description.tensor(nullptr, result.type, result.sharding ? &*result.sharding : nullptr));
+  // An output is described from where its value lives (not from the
+  // declared result, which may say nothing on a program of several meshes).
+  for (const Value *result : main.body.returned) {
+    const Sharding *sharding = result->sharding ? &*result->sharding : nullptr;
+    checkHeldByARank(spmd, sharding);
+    outputs.push_back(description.tensor(nullptr, result->type, sharding));
+  }
   llvm::GlobalVariable *program =
       description.finish(programName, spmd.deviceCount(), inputs, outputs);
   emitMain(*module, program, kernelFunction);

@@ -24,7 +24,8 @@ class TargetMachine;
 namespace shardc::llvmgen {
 
 /// A construct of the partitioned program the backend cannot lower: the
-/// driver reports it at `loc` and writes no output.
+/// native backend turns it into an InternalError at `loc` (exit 3, no
+/// output), since every partitioned program must lower.
 struct CodegenError : std::runtime_error {
   Loc loc;
   CodegenError(Loc loc, const std::string &message) : std::runtime_error(message), loc(loc) {}

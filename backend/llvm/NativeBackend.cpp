@@ -41,11 +41,16 @@ bool NativeBackend::lower(const Module &spmd, DiagnosticEngine &diags) {
     diags.error(Loc{}, error);
     return false;
   }
+  if (!spmd.findFunction("main")) {
+    diags.error(Loc{}, "the program has no func @main: nothing to compile into an executable");
+    return false;
+  }
   try {
     state_->module = llvmgen::lowerProgram(spmd, state_->context, programName_);
   } catch (const llvmgen::CodegenError &e) {
-    diags.error(e.loc, e.what());
-    return false;
+    // Partitioning succeeded, so the backend must lower what it produced: a
+    // construct it cannot is a bug of shardc's (exit 3).
+    throw InternalError(e.loc, e.what());
   }
   std::string problems;
   llvm::raw_string_ostream out(problems);

@@ -1,8 +1,10 @@
 // export: the last step before partitioning (Shardy's export pipeline).
 // Closes every open dim and drops priorities, so each value has exactly one
 // layout; a value propagation left without a sharding gets the replicated
-// one (with several meshes, on the mesh where it is made or used). The per-op choice of axes for
-// each factor is made where it is used, by partition/partition_assignment.cpp.
+// one (with several meshes, on the mesh where it is made or used), and a
+// function result declared without one takes its returned value's. The
+// per-op choice of axes for each factor is made where it is used, by
+// partition/partition_assignment.cpp.
 #include "passes/export/Export.h"
 
 #include <algorithm>
@@ -17,6 +19,17 @@ void close(std::optional<Sharding> &sharding) {
     dim.open = false;
     dim.priority.reset();
   }
+}
+
+/// A sharding on a maximal mesh may be written without dims
+/// (`sharding<@on_dev3, []>`, Shardy's form): the partitioner wants one closed,
+/// empty dim per tensor dim.
+void fillMaximalDims(std::optional<Sharding> &sharding, size_t rank, const Module &module) {
+  if (!sharding || !sharding->dims.empty() || rank == 0)
+    return;
+  const Mesh *mesh = module.findMesh(sharding->meshName);
+  if (mesh && mesh->axes.empty())
+    sharding->dims.assign(rank, DimSharding{});
 }
 
 /// The program's single mesh with axes, or null.
@@ -75,6 +88,7 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
   auto fix = [&](Value &v, const Block &block) {
     if (!v.sharding && fallback && v.typeKnown)
       v.sharding = Sharding::replicatedOn(meshFor(v, block), v.type.rank());
+    fillMaximalDims(v.sharding, v.type.rank(), module);
     close(v.sharding);
   };
   for (auto &f : module.functions) {
@@ -92,8 +106,16 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
     for (auto &op : f->body.ops)
       for (auto &r : op->results)
         fix(*r, f->body);
-    for (ResultSpec &spec : f->results)
+    // A result declared without a sharding is where its value lives: the
+    // partitioner then adds no reshard, and the executable's output is
+    // described from the returned value's layout (on whichever mesh).
+    for (size_t i = 0; i < f->results.size(); ++i) {
+      ResultSpec &spec = f->results[i];
+      if (!spec.sharding && i < f->body.returned.size() && f->body.returned[i])
+        spec.sharding = f->body.returned[i]->sharding;
+      fillMaximalDims(spec.sharding, spec.type.rank(), module);
       close(spec.sharding);
+    }
   }
   return !diags.hasErrors();
 }

@@ -12,7 +12,8 @@ namespace shardc {
 /// (padded) shapes, the collectives the reshard planner chose, padding
 /// masks before reductions and contractions. A reshard across meshes stays
 /// a global op between runs. Records every collective in `report` when
-/// given. An op it cannot partition is an error naming the op and why.
+/// given. An op it cannot partition throws InternalError naming the op and
+/// why: every program the checks accept must partition.
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report);
 bool partitionModule(Module &module, DiagnosticEngine &diags);
 

@@ -19,7 +19,8 @@
 namespace shardc::partition {
 
 /// A program the partitioner cannot turn into per-device code: reported as
-/// `<op> - cannot partition: <why>` at `loc`, exit 1.
+/// the internal error `<op> - cannot partition: <why>` at `loc` (exit 3):
+/// every program the checks accept must partition.
 struct Unsupported : std::runtime_error {
   Unsupported(Loc where, const std::string &why) : std::runtime_error(why), loc(where) {}
   Loc loc;

@@ -341,8 +341,9 @@ bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *
     try {
       partitioner.run();
     } catch (const Unsupported &e) {
-      diags.error(e.loc, e.what());
-      return false;
+      // The checks accepted the program: what the partitioner cannot do is
+      // a bug of shardc's, never the user's (exit 3, not 1).
+      throw InternalError(e.loc, e.what());
     }
     graveyard.insert(graveyard.end(), std::make_move_iterator(partitioner.kept_.begin()),
                      std::make_move_iterator(partitioner.kept_.end()));

@@ -25,7 +25,13 @@ std::string renderAll(const DiagnosticEngine &diags) {
 std::unique_ptr<Module> compileText(const SourceFile &file, std::string_view emit,
                                     std::string &failure) {
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = compile(file, diags, CompileOptions{emit});
+  std::unique_ptr<Module> module;
+  try {
+    module = compile(file, diags, CompileOptions{emit});
+  } catch (const InternalError &e) {
+    failure = fmt::format("--emit={}: internal error: {}", emit, e.what());
+    return nullptr;
+  }
   if (!module)
     failure = fmt::format("--emit={} failed:\n{}", emit, renderAll(diags));
   return module;
