@@ -73,6 +73,9 @@ NamedAttribute axesAttr(const std::string &name, const std::vector<AxisRef> &axe
 NamedAttribute stringAttr(const std::string &name, const std::string &value);
 /// `value = dense<v>` for a splat of `type`'s dtype.
 NamedAttribute splatAttr(double value, DType dtype);
+/// `value = dense<v>` holding `value` exactly (an i64 beyond a double's
+/// 53 bits included).
+NamedAttribute splatAttr(const Scalar &value);
 
 /// A rank-0 constant of `dtype`.
 Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::string &hint);
@@ -89,10 +92,10 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
 /// global size `dimSize`) by `identity`, so that a reduction or contraction
 /// over it reads only real elements.
 Value *maskPadding(Body &body, Value *value, const Sharding &sharding, size_t dim, int64_t dimSize,
-                   double identity, Loc loc);
+                   const Scalar &identity, Loc loc);
 /// The identity of a reduction over `dtype`: 0 for sums, the lowest or
 /// highest value for max and min.
-double reductionIdentity(const std::string &kind, DType dtype);
+Scalar reductionIdentity(const std::string &kind, DType dtype);
 
 // ---- ops (partition_ops.cpp) -------------------------------------------------------
 /// Emits the per-device form of `op` (not manual_computation, not a

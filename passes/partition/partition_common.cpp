@@ -79,9 +79,15 @@ NamedAttribute stringAttr(const std::string &name, const std::string &value) {
   return NamedAttribute{name, a, {}};
 }
 
-NamedAttribute splatAttr(double value, DType dtype) {
+NamedAttribute splatAttr(const Scalar &value) {
   Attribute a;
   a.kind = Attribute::Kind::Dense;
+  a.dense.splat = true;
+  a.dense.elements.push_back(value);
+  return NamedAttribute{"value", a, {}};
+}
+
+NamedAttribute splatAttr(double value, DType dtype) {
   Scalar s;
   s.isFloat = isFloat(dtype);
   s.isBool = dtype == DType::I1;
@@ -89,9 +95,7 @@ NamedAttribute splatAttr(double value, DType dtype) {
     s.f = value;
   else
     s.i = static_cast<int64_t>(value);
-  a.dense.splat = true;
-  a.dense.elements.push_back(s);
-  return NamedAttribute{"value", a, {}};
+  return splatAttr(s);
 }
 
 Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::string &hint) {

@@ -44,27 +44,34 @@ Value *axisCoordinate(Body &body, const AxisRef &axis, Loc loc) {
 
 } // namespace
 
-double reductionIdentity(const std::string &kind, DType dtype) {
+Scalar reductionIdentity(const std::string &kind, DType dtype) {
+  Scalar s;
+  s.isFloat = isFloat(dtype);
+  s.isBool = dtype == DType::I1;
   if (kind == "sum")
-    return 0;
-  bool max = kind == "max";
+    return s; // 0 of every dtype
+  const bool max = kind == "max";
   switch (dtype) {
   case DType::F32:
   case DType::F64:
-    return max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    s.f = max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+    break;
   case DType::I32:
-    return max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    s.i = max ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int32_t>::max();
+    break;
   case DType::I64:
-    return max ? static_cast<double>(std::numeric_limits<int64_t>::min())
-               : static_cast<double>(std::numeric_limits<int64_t>::max());
+    // Exact: no detour through double, which cannot hold INT64_MAX.
+    s.i = max ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    break;
   case DType::I1:
-    return max ? 0 : 1;
+    s.i = max ? 0 : 1;
+    break;
   }
-  return 0;
+  return s;
 }
 
 Value *maskPadding(Body &body, Value *value, const Sharding &sharding, size_t dim, int64_t dimSize,
-                   double identity, Loc loc) {
+                   const Scalar &identity, Loc loc) {
   if (dim >= sharding.dims.size())
     return value;
   const std::vector<AxisRef> &axes = sharding.dims[dim].axes;
@@ -72,8 +79,6 @@ Value *maskPadding(Body &body, Value *value, const Sharding &sharding, size_t di
   int64_t block = localDimSize(dimSize, shards);
   if (shards <= 1 || block * shards == dimSize)
     return value;
-  if (value->type.dtype == DType::I64 && identity > 0)
-    throw Unsupported(loc, "masking the padding of an i64 min reduction is not supported");
   Value *index = nullptr;
   for (const AxisRef &axis : axes) {
     Value *coord = axisCoordinate(body, axis, loc);
@@ -94,7 +99,8 @@ Value *maskPadding(Body &body, Value *value, const Sharding &sharding, size_t di
   Value *global = binary(body, OpKind::Add, iota, start, loc, "pos");
   Value *valid = binary(body, OpKind::Lt, global, emitScalar(body, dimSize, DType::I32, loc, "c"),
                         loc, "valid");
-  Value *fill = emitScalar(body, identity, value->type.dtype, loc, "pad");
+  Value *fill = body.emit(OpKind::Constant, {}, {splatAttr(identity)},
+                          TensorType{{}, value->type.dtype}, loc, "pad");
   return body.emit(OpKind::Select, {valid, value, fill}, {}, value->type, loc,
                    value->name + "_masked");
 }
