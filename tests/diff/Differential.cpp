@@ -4,7 +4,7 @@
 
 #include "backend/interpreter/Interpreter.h"
 #include "ir/Printer.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <fmt/format.h>
 

@@ -6,8 +6,8 @@
 //
 // Run by hand: build with -DSHARDC_FUZZ=ON (clang), then
 //   build-asan/tests/fuzz/fuzz_parser -dict=tests/fuzz/shd.dict CORPUS_DIR tests/fuzz/corpus
-#include "tools/shardc/Pipeline.h"
-#include "tools/shardc/SourceInput.h"
+#include "frontend/SourceInput.h"
+#include "pipeline/Pipeline.h"
 #include "tools/shardc/VerifyDiagnostics.h"
 
 #include <cstdint>

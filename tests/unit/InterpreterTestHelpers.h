@@ -3,7 +3,7 @@
 #pragma once
 
 #include "backend/interpreter/Interpreter.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 

@@ -9,7 +9,7 @@
 #include "backend/interpreter/Interpreter.h"
 #include "backend/llvm/Lowering.h"
 #include "backend/llvm/Target.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 

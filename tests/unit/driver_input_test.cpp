@@ -1,7 +1,7 @@
 // Unit tests for the driver's input helpers (tools/shardc/SourceInput.h): the
 // text check on every kind of bad UTF-8, and the --split-input-file splitter's
 // line bookkeeping.
-#include "tools/shardc/SourceInput.h"
+#include "frontend/SourceInput.h"
 
 #include <catch2/catch.hpp>
 

@@ -6,7 +6,7 @@
 
 #include "backend/llvm/BufferPlan.h"
 #include "backend/llvm/KernelPlan.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 

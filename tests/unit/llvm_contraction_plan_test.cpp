@@ -5,7 +5,7 @@
 // and which forms are left to loop nests. A random test checks every direct
 // matrix of every plan element by element against the operand's layout.
 #include "backend/llvm/ContractionPlan.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 

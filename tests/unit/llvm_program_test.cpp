@@ -3,7 +3,7 @@
 // examples verify, the arena reuses the memory of dead values, and what
 // cannot be lowered is a CodegenError at the op.
 #include "backend/llvm/Codegen.h"
-#include "tools/shardc/Pipeline.h"
+#include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // Compiling a document and indexing the names in it (Analysis.h).
 #include "tools/shardc-lsp/Analysis.h"
 
-#include "tools/shardc/Pipeline.h"
-#include "tools/shardc/SourceInput.h"
+#include "frontend/SourceInput.h"
+#include "pipeline/Pipeline.h"
 
 #include <fmt/format.h>
 

@@ -1,12 +1,13 @@
 // One shardc invocation: input -> chunks -> pipeline -> diagnostics/output.
 #include "tools/shardc/Driver.h"
 
+#include "backend/llvm/NativeBackend.h"
+#include "frontend/SourceInput.h"
 #include "ir/Visualize.h"
+#include "pipeline/Pipeline.h"
 #include "tools/shardc/Explain.h"
 #include "tools/shardc/OutputFile.h"
-#include "tools/shardc/Pipeline.h"
 #include "tools/shardc/RunProgram.h"
-#include "tools/shardc/SourceInput.h"
 #include "tools/shardc/VerifyDiagnostics.h"
 
 #include <cstdio>
@@ -89,7 +90,7 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     CollectiveReport collectives; // filled by partition for --report=collectives
     CompileOptions compileOptions;
     // --simulate runs the partitioned (per-device) program; an executable
-    // and --emit=llvm are compiled from it.
+    // and --emit=llvm run the back half after it.
     // (Both sides string_view: a std::string temporary here would dangle.)
     const bool lowers = options.buildExecutable || options.emit == "llvm";
     compileOptions.emit =
@@ -99,6 +100,16 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     compileOptions.origins = options.explain ? &origins : nullptr;
     compileOptions.collectives = options.report.empty() ? nullptr : &collectives;
     compileOptions.times = times;
+    std::optional<NativeBackend> backend;
+    if (lowers) {
+      backend.emplace(options.native, name, options.output);
+      compileOptions.backend = &*backend;
+      compileOptions.buildExecutable = options.buildExecutable;
+    }
+    compileOptions.printIRAfter = options.printIRAfter;
+    compileOptions.printIRAfterAll = options.printIRAfterAll;
+    if (!options.printIRAfter.empty() || options.printIRAfterAll)
+      compileOptions.dumpIR = [](const std::string &ir) { std::fputs(ir.c_str(), stderr); };
     std::unique_ptr<Module> module = compile(file, diags, compileOptions);
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
@@ -114,22 +125,11 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
       failed |= !runProgram(*module, options.run, runDiags);
       reporter.report(runDiags.diagnostics());
     }
-    if (module && !failed && options.buildExecutable) {
-      DiagnosticEngine buildDiags;
-      failed |= !buildExecutable(*module, name, options.output, options.native, buildDiags);
-      reporter.report(buildDiags.diagnostics());
-    }
     if (module && !options.emit.empty()) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
-      if (options.emit != "llvm") {
-        PhaseTimer timer(times, "print");
-        output += emitModule(*module, options.emit);
-      } else if (!failed) {
-        DiagnosticEngine lowerDiags;
-        failed |= !emitLLVMText(*module, name, options.native, output, lowerDiags);
-        reporter.report(lowerDiags.diagnostics());
-      }
+      PhaseTimer timer(times, "print");
+      output += options.emit == "llvm" ? backend->printIR() : emitModule(*module, options.emit);
     }
     if (module && options.visualize) {
       if (printed++ > 0)
@@ -169,9 +169,7 @@ int runDriver(const DriverOptions &options) {
   if (!options.timePasses)
     return runPipeline(options, nullptr);
   PhaseTimes times;
-  DriverOptions timed = options;
-  timed.native.times = &times;
-  int status = runPipeline(timed, &times);
+  int status = runPipeline(options, &times);
   std::fputs(times.render().c_str(), stderr);
   return status;
 }

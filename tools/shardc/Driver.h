@@ -3,11 +3,12 @@
 // diagnostics, check expectations, write the output.
 #pragma once
 
-#include "tools/shardc/Executable.h"
+#include "backend/llvm/NativeBackend.h"
 #include "tools/shardc/RunProgram.h"
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace shardc {
 
@@ -31,6 +32,8 @@ struct DriverOptions {
   bool buildExecutable = false;   ///< -o PROG with nothing to print: compile and link PROG
   NativeOptions native;           ///< --target-cpu (executables and --emit=llvm)
   bool timePasses = false;        ///< --time-passes: wall time per phase on stderr
+  std::vector<std::string> printIRAfter; ///< --print-ir-after=NAME: dump the IR after these stages
+  bool printIRAfterAll = false;          ///< --print-ir-after-all: after every stage
 };
 
 /// Runs one invocation and returns its exit code: 0 when the program is

@@ -4,9 +4,9 @@
 //
 // Exit codes: 0 success, 1 the input program is wrong (or unreadable),
 // 2 bad command-line usage, 3 an internal error (a bug in shardc).
-#include "passes/Passes.h"
+#include "backend/llvm/NativeBackend.h"
+#include "pipeline/Pipeline.h"
 #include "tools/shardc/Driver.h"
-#include "tools/shardc/Pipeline.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -19,16 +19,16 @@
 
 namespace {
 
-/// `parse, infer-types, ...`, an --explicit alternative in parentheses after
-/// the pass it replaces.
+/// `parse, infer-types, ...` (the front half, the passes), an --explicit
+/// alternative in parentheses after the stage it replaces.
 std::string passNames() {
   std::string names;
-  for (const shardc::PassInfo &pass : shardc::allPasses()) {
-    if (pass.explicitReplaces)
+  for (const shardc::Stage &stage : shardc::allStages()) {
+    if (stage.replaces || stage.backHalf)
       continue;
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", pass.name);
-    for (const shardc::PassInfo &alt : shardc::allPasses())
-      if (alt.explicitReplaces && std::string_view(alt.explicitReplaces) == pass.name)
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", stage.name);
+    for (const shardc::Stage &alt : shardc::allStages())
+      if (alt.replaces && std::string_view(alt.replaces) == stage.name)
         names += fmt::format(" (--explicit: {})", alt.name);
   }
   return names;
@@ -40,13 +40,15 @@ std::string versionText() {
                      shardc::runtimeLocationText());
 }
 
+/// The passes (the stages of the front half) with their documentation.
 void listPasses() {
   size_t width = 0;
-  for (const shardc::PassInfo &pass : shardc::allPasses())
-    width = std::max(width, std::string_view(pass.name).size());
-  for (const shardc::PassInfo &pass : shardc::allPasses())
-    fmt::print("{:<{}} {}\n{:<{}} {}\n", pass.name, width, pass.summary, "", width,
-               pass.description);
+  for (const shardc::Stage &stage : shardc::allStages())
+    width = std::max(width, std::string_view(stage.name).size());
+  for (const shardc::Stage &stage : shardc::allStages())
+    if (!stage.backHalf)
+      fmt::print("{:<{}} {}\n{:<{}} {}\n", stage.name, width, stage.summary, "", width,
+                 stage.description);
 }
 
 /// Colour by default only on a terminal, and never when NO_COLOR is set
@@ -103,6 +105,11 @@ int run(int argc, char **argv) {
   app.add_flag("--split-input-file", options.splitInputFile,
                "compile each `// -----` chunk of the file on its own");
   app.add_flag("--list-passes", listPassesFlag, "list the passes in pipeline order, then exit");
+  app.add_option("--print-ir-after", options.printIRAfter,
+                 "after stage NAME (repeatable), print the IR on stderr, as mlir-opt does")
+      ->check(CLI::IsMember(shardc::stagesWithIR()));
+  app.add_flag("--print-ir-after-all", options.printIRAfterAll,
+               "print the IR on stderr after every stage that has IR to show");
   CLI::Option *colorOpt =
       app.add_flag("--color,!--no-color", color,
                    "colour diagnostics and --visualize (default: when their stream is a terminal "
@@ -167,11 +174,6 @@ int run(int argc, char **argv) {
         (!options.run.inputs.empty() || !options.run.outputDir.empty() || options.run.randomSeed))
       throw CLI::ValidationError("--input, --output-dir and --random-inputs go with "
                                  "--interpret or --simulate");
-    const auto kinds = shardc::emitKinds();
-    if (options.simulate && std::find(kinds.begin(), kinds.end(), "spmd") == kinds.end())
-      throw CLI::ValidationError("--simulate", "partitioning is not available in this build yet "
-                                               "(no --emit=spmd); --interpret runs the global "
-                                               "program");
   } catch (const CLI::ParseError &e) {
     app.exit(e);
     return e.get_exit_code() == 0 ? 0 : 2;

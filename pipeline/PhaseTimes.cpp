@@ -1,4 +1,4 @@
-#include "tools/shardc/PhaseTimes.h"
+#include "pipeline/PhaseTimes.h"
 
 #include <fmt/format.h>
 

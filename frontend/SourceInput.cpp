@@ -1,6 +1,6 @@
 // Reading source text (files and stdin), the binary-input check and the
 // --split-input-file splitter.
-#include "tools/shardc/SourceInput.h"
+#include "frontend/SourceInput.h"
 
 #include <fmt/format.h>
 

@@ -1,0 +1,47 @@
+// The back half of the pipeline (pipeline/Backend.h) with LLVM: the
+// partitioned module -> LLVM IR (--emit=llvm) -> an object file -> a native
+// SPMD executable linked with libshardrt (-o PROG).
+#pragma once
+
+#include "ir/Diagnostics.h"
+#include "ir/IR.h"
+#include "pipeline/Backend.h"
+
+#include <memory>
+#include <string>
+
+namespace shardc {
+
+struct NativeOptions {
+  std::string targetCpu = "native"; ///< --target-cpu: an LLVM CPU name
+};
+
+/// The native backend for one program: `programName` is shown by the
+/// executable's --help and messages; `output` is the executable link
+/// writes (complete or not written at all).
+class NativeBackend : public Backend {
+public:
+  NativeBackend(NativeOptions options, std::string programName, std::string output);
+  ~NativeBackend() override;
+
+  bool lower(const Module &spmd, DiagnosticEngine &diags) override;
+  bool optimize(DiagnosticEngine &diags) override;
+  bool emitObject(DiagnosticEngine &diags) override;
+  bool link(DiagnosticEngine &diags) override;
+  std::string printIR() const override;
+
+private:
+  struct State;
+  NativeOptions options_;
+  std::string programName_;
+  std::string output_;
+  std::unique_ptr<State> state_;
+};
+
+/// Empty when LLVM knows `cpu` (an LLVM CPU name or "native"), else why not.
+std::string checkTargetCpu(const std::string &cpu);
+
+/// `runtime: DIR (how it was found)` or why it cannot be found, for --version.
+std::string runtimeLocationText();
+
+} // namespace shardc
