@@ -62,9 +62,10 @@ public:
   const ReshardPlan &plan(const TensorType &type, const Sharding &from,
                           const std::vector<AxisRef> &partial, const std::string &partialKind,
                           const Sharding &to);
-  /// Alpha-beta time of a plan: per step, the latency and bandwidth of its
-  /// axes (all_slice and relabel are local: free).
-  double time(const ReshardPlan &plan) const;
+  /// Alpha-beta time of a plan of `dtype` elements: per step, the latency
+  /// and bandwidth of its axes; all_slice is a local copy of the block kept
+  /// (memory bandwidth), relabel is free.
+  double time(const ReshardPlan &plan, DType dtype) const;
   /// Sets compute, communication (the reduction into `result`) and memory
   /// of `s` for `op` (null for a parameter) producing a value of `type`.
   void price(const Op *op, const TensorType &type, Strategy &s);

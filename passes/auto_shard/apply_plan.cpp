@@ -158,7 +158,7 @@ private:
         c = ';';
     row.steps = steps;
     row.bytes = plan.bytes;
-    row.seconds = pricer_.time(plan);
+    row.seconds = pricer_.time(plan, value.type.dtype);
     report_->edges.push_back(row);
   }
 

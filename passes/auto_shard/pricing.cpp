@@ -53,11 +53,18 @@ const ReshardPlan &Pricer::plan(const TensorType &type, const Sharding &from,
   return plans_.emplace(key, planReshard(request)).first->second;
 }
 
-double Pricer::time(const ReshardPlan &plan) const {
+double Pricer::time(const ReshardPlan &plan, DType dtype) const {
   double seconds = 0;
   for (const ReshardStep &step : plan.steps) {
-    if (step.kind == ReshardStepKind::AllSlice || step.kind == ReshardStepKind::Relabel)
+    if (step.kind == ReshardStepKind::Relabel)
       continue;
+    if (step.kind == ReshardStepKind::AllSlice) { // a local copy of the block kept
+      double bytes = static_cast<double>(dtypeBytes(dtype));
+      for (int64_t d : step.localShapeAfter)
+        bytes *= static_cast<double>(d);
+      seconds += bytes / model_.memoryBandwidth;
+      continue;
+    }
     std::vector<std::string> names;
     for (const AxisRef &a : step.axes)
       names.push_back(a.name);
@@ -93,7 +100,7 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   s.compute = seconds;
   s.communication = 0;
   if (!s.partial.empty() || !sameLayout(computed, s.result, mesh))
-    s.communication = time(plan(type, computed, s.partial, s.partialKind, s.result));
+    s.communication = time(plan(type, computed, s.partial, s.partialKind, s.result), type.dtype);
 }
 
 } // namespace shardc::autoshard

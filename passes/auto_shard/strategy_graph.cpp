@@ -192,7 +192,8 @@ private:
       for (Strategy &s : node.strategies)
         if (!honours(s.result, *written, mesh))
           s.toWrittenResult +=
-              pricer_.time(pricer_.plan(node.value->type, s.result, {}, "sum", closed(*written)));
+              pricer_.time(pricer_.plan(node.value->type, s.result, {}, "sum", closed(*written)),
+                           node.value->type.dtype);
     }
   }
 
@@ -235,7 +236,8 @@ private:
         for (const Strategy &from : producer.strategies)
           for (const Strategy &to : consumer.strategies)
             edge.cost.push_back(pricer_.time(
-                pricer_.plan(producer.value->type, from.result, {}, "sum", to.operands[i])));
+                pricer_.plan(producer.value->type, from.result, {}, "sum", to.operands[i]),
+                producer.value->type.dtype));
         graph_.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
         p.edges.push_back(std::move(edge));
       }
