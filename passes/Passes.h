@@ -5,6 +5,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/auto_shard/AutoShard.h"
 #include "passes/explicit/ExplicitShardings.h"
 #include "passes/export/Export.h"
 #include "passes/infer_types/InferTypes.h"

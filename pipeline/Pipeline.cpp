@@ -102,6 +102,11 @@ bool propagate(PipelineState &s) {
   return true;
 }
 
+bool autoShardStage(PipelineState &s) {
+  autoShard(*s.module, s.diags, *s.options.autoShard);
+  return true;
+}
+
 bool explicitShardings(PipelineState &s) {
   if (!s.checkOnly) {
     inferExplicitShardings(*s.module, s.diags);
@@ -127,6 +132,7 @@ bool link(PipelineState &s) { return s.options.backend->link(s.diags); }
 
 bool withoutExplicit(const CompileOptions &o) { return !o.explicitMode; }
 bool withExplicit(const CompileOptions &o) { return o.explicitMode; }
+bool withAutoShard(const CompileOptions &o) { return o.autoShard && !o.explicitMode; }
 bool withBackend(const CompileOptions &o) { return o.backend != nullptr; }
 bool whenLinking(const CompileOptions &o) { return o.backend && o.buildExecutable; }
 
@@ -175,6 +181,13 @@ const std::vector<Stage> &allStages() {
        "meshes, axis references, sub-axes, priorities, replicated axes, "
        "device counts and manual_computation rules, in Shardy's order",
        runPass<verifyShardings>, nullptr, nullptr, false, printProgram},
+      {"auto-shard", "with --auto-shard: choose shardings by an ILP over op strategies",
+       "per op the strategies of its factor rule (whole mesh axes per factor), "
+       "priced by the cost model (compute, reshards from the reshard planner, "
+       "memory per device); CBC picks one per op (Alpa's ILP, memory rows from "
+       "liveness); written closed shardings kept; sharding_constraints inserted "
+       "where an operand must be resharded",
+       autoShardStage, withAutoShard, nullptr, true, printProgram},
       {"propagate-shardings", "complete every value's sharding (Shardy propagation)",
        "factor rules per op, user priorities then op priorities, aggressive "
        "conflict resolution (the larger tensor wins); open dims grow, closed dims "

@@ -7,6 +7,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/auto_shard/AutoShard.h"
 #include "passes/partition/PartitionReport.h"
 #include "passes/propagate/ShardingOrigins.h"
 #include "pipeline/Backend.h"
@@ -43,6 +44,10 @@ struct CompileOptions {
   /// --report=collectives: run through partition and record there every
   /// collective it inserts.
   CollectiveReport *collectives = nullptr;
+  /// --auto-shard: the solver decides the shardings (auto-shard runs before
+  /// propagate-shardings, which completes and closes what it left); null:
+  /// propagation alone.
+  const AutoShardOptions *autoShard = nullptr;
   /// --time-passes: every stage that runs adds its wall time here.
   PhaseTimes *times = nullptr;
   /// The back half (-o PROG, --emit=llvm): runs its stages after partition

@@ -88,6 +88,10 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     diags.setErrorLimit(options.verifyDiagnostics ? 0 : options.errorLimit);
     ShardingOrigins origins;      // filled by propagation for --explain
     CollectiveReport collectives; // filled by partition for --report=collectives
+    AutoShardReport autoReport;   // filled by auto-shard for --report=auto-sharding
+    AutoShardOptions autoOptions = options.autoShardOptions;
+    const bool collectiveReport = options.report == "collectives";
+    autoOptions.report = options.report == "auto-sharding" ? &autoReport : nullptr;
     CompileOptions compileOptions;
     // --simulate runs the partitioned (per-device) program; an executable
     // and --emit=llvm run the back half after it.
@@ -98,7 +102,11 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     compileOptions.explicitMode = options.explicitMode;
     compileOptions.throughPropagation = options.visualize || options.explain;
     compileOptions.origins = options.explain ? &origins : nullptr;
-    compileOptions.collectives = options.report.empty() ? nullptr : &collectives;
+    compileOptions.collectives = collectiveReport ? &collectives : nullptr;
+    compileOptions.autoShard = options.autoShard ? &autoOptions : nullptr;
+    // --report=auto-sharding runs through propagation (what the plan decided).
+    if (autoOptions.report && compileOptions.emit.empty())
+      compileOptions.emit = "sharded";
     compileOptions.times = times;
     std::optional<NativeBackend> backend;
     if (lowers) {
@@ -147,7 +155,8 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
       if (printed++ > 0)
         output.append(kSplitMarker).append("\n");
       PhaseTimer timer(times, "print");
-      output += renderCollectiveReport(collectives);
+      output += collectiveReport ? renderCollectiveReport(collectives)
+                                 : formatAutoShardReport(autoReport);
     }
   }
   if (failed ||

@@ -6,6 +6,7 @@
 // 2 bad command-line usage, 3 an internal error (a bug in shardc).
 #include "backend/llvm/NativeBackend.h"
 #include "pipeline/Pipeline.h"
+#include "tools/shardc/AutoShardFlags.h"
 #include "tools/shardc/Driver.h"
 
 #include <CLI/CLI.hpp>
@@ -87,9 +88,10 @@ int run(int argc, char **argv) {
                    "(stdout or -o)");
   CLI::Option *reportOpt =
       app.add_option("--report", options.report,
-                     "after partitioning, print a table of every inserted collective: the op "
-                     "that caused it, kind, mesh axes, bytes per device (stdout or -o)")
-          ->check(CLI::IsMember({"collectives"}));
+                     "collectives: every collective partitioning inserted, with bytes per "
+                     "device; auto-sharding: the solver's plan (stdout or -o)")
+          ->check(CLI::IsMember({"collectives", "auto-sharding"}));
+  shardc::addAutoShardFlags(app, options);
   CLI::Option *verifyDiagsOpt =
       app.add_flag("--verify-diagnostics", options.verifyDiagnostics,
                    "check diagnostics against the file's `// expected-error {{...}}` comments");
@@ -155,6 +157,7 @@ int run(int argc, char **argv) {
     }
     if (app.count("FILE") == 0)
       throw CLI::RequiredError("FILE");
+    shardc::checkAutoShardFlags(app, options);
     bool prints =
         !options.emit.empty() || options.visualize || options.explain || !options.report.empty();
     bool runs = options.interpret || options.simulate;

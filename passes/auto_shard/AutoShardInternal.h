@@ -1,0 +1,118 @@
+// Internals of auto-sharding, private to passes/auto_shard/: the strategies
+// of one op or value, the graph of nodes built from @main, and the pricing
+// helpers shared by the graph, the plan and the report.
+#pragma once
+
+#include "passes/auto_shard/AutoShard.h"
+#include "passes/auto_shard/CostModel.h"
+#include "passes/auto_shard/StrategyProblem.h"
+#include "passes/reshard/ReshardPlanner.h"
+#include "passes/rules/ShardingRules.h"
+
+#include "ir/IR.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardc::autoshard {
+
+/// One way to compute an op (or lay out a parameter).
+struct Strategy {
+  /// The mesh axes of each factor of the op's rule (empty for parameters).
+  std::vector<std::vector<AxisRef>> factorAxes;
+  /// The layout each operand must have for the op to compute locally.
+  std::vector<Sharding> operands;
+  /// The layout the op computes its result in (partial over `partial`).
+  Sharding computed;
+  /// The value's layout after the node: its computed layout, reduced over
+  /// `partial` (all_reduce, or reduce_scatter into a dim).
+  Sharding result;
+  /// Axes of the sharded reduction factors: the local result is partial.
+  std::vector<AxisRef> partial;
+  std::string partialKind = "sum";
+  double compute = 0;       // seconds
+  double communication = 0; // seconds: the reduction, or a reshard to a written layout
+  double memory = 0;        // result bytes per device (padded)
+  /// Returned by @main with a written sharding: the reshard to it (seconds).
+  double toWrittenResult = 0;
+};
+
+/// Every strategy of `op` under `rule` on `mesh`: whole mesh axes assigned
+/// to its shardable factors, each axis to at most one factor, the factor's
+/// size divisible by its axes' product; a dim of several factors keeps its
+/// major factors whole before a minor one is sharded (what the partitioner
+/// can compute, partition_assignment.cpp). Costs are left at 0.
+std::vector<Strategy> opStrategies(const Op &op, const ShardingRule &rule, const Mesh &mesh);
+/// Every layout of a value of `type` on `mesh` (whole axes, divisible dims).
+std::vector<Strategy> valueStrategies(const TensorType &type, const Mesh &mesh);
+/// Whether `candidate` honours `written`: closed dims equal, open dims start
+/// with the written axes, no axis named in `written.replicated`.
+bool honours(const Sharding &candidate, const Sharding &written, const Mesh &mesh);
+/// Same layout (mesh, axes of every dim); replicated lists and open/closed
+/// ignored.
+bool sameLayout(const Sharding &a, const Sharding &b, const Mesh &mesh);
+
+/// Prices strategies and reshards with one cost model; caches the planner's
+/// plans (a program repeats the same reshards).
+class Pricer {
+public:
+  Pricer(const Module &module, const CostModel &model) : module_(module), model_(model) {}
+  /// The plan moving `type` from `from` (partial over `partial`) to `to`.
+  const ReshardPlan &plan(const TensorType &type, const Sharding &from,
+                          const std::vector<AxisRef> &partial, const std::string &partialKind,
+                          const Sharding &to);
+  /// Alpha-beta time of a plan of `dtype` elements: per step, the latency
+  /// and bandwidth of its axes; all_slice is a local copy of the block kept
+  /// (memory bandwidth), relabel is free.
+  double time(const ReshardPlan &plan, DType dtype) const;
+  /// Sets compute, communication (the reduction into `result`) and memory
+  /// of `s` for `op` (null for a parameter) producing a value of `type`.
+  void price(const Op *op, const TensorType &type, Strategy &s);
+  const Mesh &meshOf(const Sharding &s) const;
+
+private:
+  const Module &module_;
+  const CostModel &model_;
+  std::map<std::string, ReshardPlan> plans_;
+};
+
+/// A node of the strategy graph: a parameter or an op of @main.
+struct GraphNode {
+  Value *value = nullptr; // the parameter or the op's result
+  Op *op = nullptr;       // null for a parameter
+  std::vector<Strategy> strategies;
+  int follows = -1;
+  int step = 0;
+};
+
+/// An operand use: node `to`'s operand `operand` is node `from`'s value.
+struct GraphEdge {
+  int from = 0;
+  int to = 0;
+  size_t operand = 0;
+};
+
+/// @main as nodes and edges, and the problem the solver sees.
+struct StrategyGraph {
+  Function *main = nullptr;
+  std::vector<GraphNode> nodes;
+  std::vector<GraphEdge> edges;
+  std::map<const Value *, int> nodeOf;
+  /// Ops left to propagation (no factor rule: manual_computation).
+  std::vector<const Op *> opaque;
+  StrategyProblem problem;
+};
+
+/// Builds the graph of @main (strategies priced, written shardings honoured,
+/// followers, liveness) and its StrategyProblem.
+StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,
+                                 const AutoShardOptions &options);
+
+/// Writes the chosen layouts on every node's value (closed) and inserts a
+/// sharding_constraint where a consumer needs an operand laid out otherwise
+/// than its producer left it; fills the report's per-op and per-edge rows.
+void applyPlan(Module &module, StrategyGraph &graph, const std::vector<int> &choice, Pricer &pricer,
+               AutoShardReport *report);
+
+} // namespace shardc::autoshard

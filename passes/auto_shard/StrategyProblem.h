@@ -1,0 +1,91 @@
+// The strategy-selection problem of auto-sharding, apart from the IR: nodes
+// with per-strategy costs and memory, edges with cost matrices, live ranges
+// and a memory budget; solved exactly as an integer linear program with CBC
+// (Alpa's formulation, ../shared/DESIGN.md "v1 design facts").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardc::autoshard {
+
+/// One node: an op (or a parameter) that must pick one of its strategies.
+struct ProblemNode {
+  /// Cost of each strategy (seconds): compute plus the node's own
+  /// communication (e.g. the all_reduce of a partial result).
+  std::vector<double> cost;
+  /// Bytes per device the node's value occupies under each strategy (empty:
+  /// the node holds no memory).
+  std::vector<double> memory;
+  /// Live range of the node's value in steps of program order, inclusive:
+  /// from the step that defines it to the step of its last use.
+  int liveStart = 0;
+  int liveEnd = 0;
+  /// When >= 0, the node's strategy must be the same index as this node's
+  /// (a follower: elementwise chains, reshapes). The leader comes first and
+  /// has as many strategies.
+  int follows = -1;
+};
+
+/// One edge: cost[p * k_to + q] when `from` picks p and `to` picks q (the
+/// resharding cost from the producer's layout to the consumer's).
+struct ProblemEdge {
+  int from = 0;
+  int to = 0;
+  std::vector<double> cost;
+};
+
+struct StrategyProblem {
+  std::vector<ProblemNode> nodes;
+  std::vector<ProblemEdge> edges;
+  /// Steps of program order (live ranges lie in [0, numSteps)).
+  int numSteps = 0;
+  /// Bytes per device; none: no memory rows.
+  std::optional<double> memoryBudget;
+  double timeLimitSeconds = 30;
+};
+
+enum class SolveStatus {
+  Optimal,
+  /// Stopped at the time limit with a plan (see gap).
+  TimeLimit,
+  /// No plan meets the memory budget (see smallestPeak).
+  Infeasible,
+  /// The solver found no plan in time.
+  NoSolution,
+};
+
+const char *solveStatusName(SolveStatus status);
+
+struct StrategySolution {
+  SolveStatus status = SolveStatus::NoSolution;
+  /// The chosen strategy of every node (empty without a plan).
+  std::vector<int> choice;
+  double objective = 0;
+  /// The solver's lower bound; equal to objective when optimal.
+  double bound = 0;
+  /// (objective - bound) / max(|objective|, tiny); 0 when optimal.
+  double gap = 0;
+  double seconds = 0;
+  /// Model size after merging followers (both solves when infeasible).
+  int variables = 0;
+  int constraints = 0;
+  /// Infeasible: the smallest peak bytes per device any plan reaches.
+  double smallestPeak = 0;
+};
+
+/// Solves `problem` with CBC: deterministic (one thread, fixed seeds).
+/// Throws std::invalid_argument on a malformed problem (sizes that don't
+/// match, a follower before its leader or with another strategy count).
+StrategySolution solveStrategyProblem(const StrategyProblem &problem);
+
+/// The objective of `choice`: node costs plus edge costs.
+double objectiveOf(const StrategyProblem &problem, const std::vector<int> &choice);
+/// The peak over steps of the bytes live under `choice` (the M_t rows).
+double peakMemoryOf(const StrategyProblem &problem, const std::vector<int> &choice);
+/// Whether `choice` keeps every follower on its leader's strategy.
+bool followsLeaders(const StrategyProblem &problem, const std::vector<int> &choice);
+
+} // namespace shardc::autoshard

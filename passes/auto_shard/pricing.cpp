@@ -1,0 +1,106 @@
+// Pricing for auto-sharding: compute time of a strategy (flops or bytes per
+// device against the cost model's rates, whichever is slower), its own
+// reduction, its memory, and the alpha-beta time of the reshard planner's
+// plans, so that the solver and the partitioner price the same collectives.
+#include "passes/auto_shard/AutoShardInternal.h"
+
+#include "ir/AxisAlgebra.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace shardc::autoshard {
+namespace {
+
+double localBytes(const TensorType &type, const Sharding &s, const Mesh &mesh) {
+  double n = static_cast<double>(dtypeBytes(type.dtype));
+  for (int64_t d : localShape(type.shape, s, mesh))
+    n *= static_cast<double>(d);
+  return n;
+}
+
+/// A tiny per-kind epsilon: among plans of equal time, prefer
+/// reduce_scatter over all_reduce, and fewer steps.
+double tieBreak(ReshardStepKind kind) { return kind == ReshardStepKind::AllReduce ? 2e-9 : 1e-9; }
+
+} // namespace
+
+const Mesh &Pricer::meshOf(const Sharding &s) const {
+  const Mesh *mesh = module_.findMesh(s.meshName);
+  if (!mesh)
+    throw std::logic_error("auto-shard - unknown mesh: @" + s.meshName);
+  return *mesh;
+}
+
+const ReshardPlan &Pricer::plan(const TensorType &type, const Sharding &from,
+                                const std::vector<AxisRef> &partial, const std::string &partialKind,
+                                const Sharding &to) {
+  std::string key = type.str() + from.str() + "|" + partialKind;
+  for (const AxisRef &a : partial)
+    key += a.str();
+  key += "|" + to.str();
+  auto it = plans_.find(key);
+  if (it != plans_.end())
+    return it->second;
+  ReshardRequest request;
+  request.type = type;
+  request.sourceMesh = &meshOf(from);
+  request.source = from;
+  request.partialAxes = partial;
+  request.partialKind = partialKind;
+  request.targetMesh = &meshOf(to);
+  request.target = to;
+  return plans_.emplace(key, planReshard(request)).first->second;
+}
+
+double Pricer::time(const ReshardPlan &plan, DType dtype) const {
+  double seconds = 0;
+  for (const ReshardStep &step : plan.steps) {
+    if (step.kind == ReshardStepKind::Relabel)
+      continue;
+    if (step.kind == ReshardStepKind::AllSlice) { // a local copy of the block kept
+      double bytes = static_cast<double>(dtypeBytes(dtype));
+      for (int64_t d : step.localShapeAfter)
+        bytes *= static_cast<double>(d);
+      seconds += bytes / model_.memoryBandwidth;
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const AxisRef &a : step.axes)
+      names.push_back(a.name);
+    AxisCost c = model_.axisCost(names);
+    seconds += c.latency + static_cast<double>(step.bytes) / c.bandwidth + tieBreak(step.kind);
+  }
+  return seconds;
+}
+
+void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
+  const Mesh &mesh = meshOf(s.result);
+  s.memory = localBytes(type, s.result, mesh);
+  if (!op) {
+    s.compute = s.communication = 0;
+    return;
+  }
+  // Computed layout (before the reduction) and bytes touched per device.
+  double bytes = 0;
+  for (size_t i = 0; i < op->operands.size() && i < s.operands.size(); ++i)
+    bytes += localBytes(op->operands[i]->type, s.operands[i], mesh);
+  const Sharding &computed = s.computed;
+  bytes += localBytes(type, computed, mesh);
+  double seconds = bytes / model_.memoryBandwidth;
+  OpGroup group = opInfo(op->kind).group;
+  if (group == OpGroup::Contraction && !s.factorAxes.empty()) {
+    std::optional<ShardingRule> rule = getShardingRule(*op);
+    double flops = 2;
+    for (size_t f = 0; rule && f < rule->numFactors(); ++f)
+      flops *= static_cast<double>(rule->factorSizes[f]) /
+               static_cast<double>(productOf(s.factorAxes[f], mesh));
+    seconds = std::max(seconds, flops / model_.flopRate(type.dtype));
+  }
+  s.compute = seconds;
+  s.communication = 0;
+  if (!s.partial.empty() || !sameLayout(computed, s.result, mesh))
+    s.communication = time(plan(type, computed, s.partial, s.partialKind, s.result), type.dtype);
+}
+
+} // namespace shardc::autoshard

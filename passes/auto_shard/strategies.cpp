@@ -1,0 +1,197 @@
+// The candidate strategies of one op (or one value) for auto-sharding: every
+// assignment of whole mesh axes to the op's shardable factors that the
+// partitioner can compute locally, projected onto operand and result layouts.
+//
+// 1. Shardable factors: pass-through and reduction factors of size > 1
+//    (need-replication and permutation factors stay unsharded; a reshape
+//    factor only when it is on both sides, as partition_assignment.cpp).
+// 2. Each mesh axis goes to one shardable factor or none; a factor's axes
+//    (mesh order, major first) must divide its size, and a minor factor of
+//    a multi-factor dim is sharded only when the factors before it are
+//    sharded whole.
+// 3. Layouts from the rule (shardingFromFactors); sharded reduction factors
+//    make the result partial: reduced by all_reduce into the computed
+//    layout, or by reduce_scatter into a result dim that the axes divide.
+// Example, matmul 64x128 x 128x512 on <["x"=2]>: i=x ([{x},{}] x [{},{}] ->
+// [{x},{}]), j=x, k=x (partial: all_reduce, or reduce_scatter on dim 0 or 1)
+// and replicated: 5 strategies.
+#include "passes/auto_shard/AutoShardInternal.h"
+
+#include "ir/AxisAlgebra.h"
+
+#include <functional>
+
+namespace shardc::autoshard {
+namespace {
+
+Sharding fromFactors(const std::string &meshName, const TensorFactors &factors,
+                     const std::vector<std::vector<AxisRef>> &factorAxes, const Mesh &mesh) {
+  Sharding s = Sharding::replicatedOn(meshName, factors.size());
+  for (size_t d = 0; d < factors.size(); ++d) {
+    std::vector<AxisRef> axes;
+    for (int f : factors[d])
+      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
+    s.dims[d].axes = mergedAxes(axes, mesh);
+  }
+  return s;
+}
+
+/// Step 2's rule for dims of several factors.
+bool majorFactorsWhole(const ShardingRule &rule, const std::vector<std::vector<AxisRef>> &axes,
+                       const Mesh &mesh) {
+  auto check = [&](const std::vector<TensorFactors> &tensors) {
+    for (const TensorFactors &tensor : tensors)
+      for (const DimFactors &dim : tensor) {
+        bool majorWhole = true;
+        for (int f : dim) {
+          if (!majorWhole && !axes[f].empty())
+            return false;
+          majorWhole = majorWhole && productOf(axes[f], mesh) == rule.factorSizes[f];
+        }
+      }
+    return true;
+  };
+  return check(rule.operands) && check(rule.results);
+}
+
+std::vector<bool> shardableFactors(const Op *op, const ShardingRule &rule) {
+  const size_t n = rule.numFactors();
+  std::vector<bool> shardable(n, false), onOperand(n, false), onResult(n, false);
+  for (const TensorFactors &t : rule.operands)
+    for (const DimFactors &dim : t)
+      for (int f : dim)
+        onOperand[f] = true;
+  for (const TensorFactors &t : rule.results)
+    for (const DimFactors &dim : t)
+      for (int f : dim)
+        onResult[f] = true;
+  for (size_t f = 0; f < n; ++f) {
+    FactorKind kind = rule.factorKinds[f];
+    shardable[f] = (kind == FactorKind::PassThrough || kind == FactorKind::Reduction) &&
+                   rule.factorSizes[f] > 1;
+    if (op && op->kind == OpKind::Reshape)
+      shardable[f] = shardable[f] && onOperand[f] && onResult[f];
+  }
+  return shardable;
+}
+
+/// Calls `visit` with every assignment of mesh axes to shardable factors.
+void forEachAssignment(
+    const ShardingRule &rule, const std::vector<bool> &shardable, const Mesh &mesh,
+    const std::function<void(const std::vector<std::vector<AxisRef>> &)> &visit) {
+  std::vector<int> candidates{-1};
+  for (size_t f = 0; f < rule.numFactors(); ++f)
+    if (shardable[f])
+      candidates.push_back(static_cast<int>(f));
+  std::vector<int> owner(mesh.axes.size(), -1);
+  std::function<void(size_t)> recurse = [&](size_t a) {
+    if (a == mesh.axes.size()) {
+      std::vector<std::vector<AxisRef>> axes(rule.numFactors());
+      for (size_t i = 0; i < owner.size(); ++i)
+        if (owner[i] >= 0)
+          axes[owner[i]].push_back(AxisRef{mesh.axes[i].name, 0, 0, {}});
+      for (size_t f = 0; f < axes.size(); ++f)
+        if (!axes[f].empty() && rule.factorSizes[f] % productOf(axes[f], mesh) != 0)
+          return;
+      if (majorFactorsWhole(rule, axes, mesh))
+        visit(axes);
+      return;
+    }
+    for (int f : candidates) {
+      if (mesh.axes[a].size <= 1 && f >= 0)
+        continue;
+      owner[a] = f;
+      recurse(a + 1);
+    }
+    owner[a] = -1;
+  };
+  recurse(0);
+}
+
+std::string reductionKindOf(OpKind kind) {
+  if (kind == OpKind::ReduceMax)
+    return "max";
+  if (kind == OpKind::ReduceMin)
+    return "min";
+  return "sum";
+}
+
+} // namespace
+
+bool sameLayout(const Sharding &a, const Sharding &b, const Mesh &mesh) {
+  if (a.meshName != b.meshName || a.dims.size() != b.dims.size())
+    return false;
+  for (size_t d = 0; d < a.dims.size(); ++d)
+    if (!sameAxes(mergedAxes(a.dims[d].axes, mesh), mergedAxes(b.dims[d].axes, mesh), mesh))
+      return false;
+  return true;
+}
+
+bool honours(const Sharding &candidate, const Sharding &written, const Mesh &mesh) {
+  if (candidate.meshName != written.meshName || candidate.dims.size() != written.dims.size())
+    return false;
+  for (size_t d = 0; d < written.dims.size(); ++d) {
+    const auto &want = written.dims[d].axes;
+    const auto &have = candidate.dims[d].axes;
+    if (!written.dims[d].open) {
+      if (!sameAxes(mergedAxes(want, mesh), mergedAxes(have, mesh), mesh))
+        return false;
+    } else if (!want.empty() && axisListPrefix(want, have, mesh) == PrefixStatus::NotAPrefix) {
+      return false;
+    }
+    for (const AxisRef &r : written.replicated)
+      for (const AxisRef &a : have)
+        if (overlaps(a, r, mesh))
+          return false;
+  }
+  return true;
+}
+
+std::vector<Strategy> opStrategies(const Op &op, const ShardingRule &rule, const Mesh &mesh) {
+  std::vector<Strategy> out;
+  const Value &result = *op.result();
+  const std::string kind = reductionKindOf(op.kind);
+  forEachAssignment(rule, shardableFactors(&op, rule), mesh, [&](const auto &axes) {
+    Strategy s;
+    s.factorAxes = axes;
+    for (const TensorFactors &t : rule.operands)
+      s.operands.push_back(fromFactors(mesh.name, t, axes, mesh));
+    s.result = fromFactors(mesh.name, rule.results[0], axes, mesh);
+    s.computed = s.result;
+    for (size_t f = 0; f < rule.numFactors(); ++f)
+      if (rule.factorKinds[f] == FactorKind::Reduction)
+        s.partial.insert(s.partial.end(), axes[f].begin(), axes[f].end());
+    s.partial = mergedAxes(s.partial, mesh);
+    s.partialKind = kind;
+    out.push_back(s);
+    // reduce_scatter variants: the reduction's axes appended to a result
+    // dim they divide (not for reduce_mean, which the partitioner reduces
+    // whole before dividing).
+    if (s.partial.empty() || op.kind == OpKind::ReduceMean)
+      return;
+    for (size_t d = 0; d < s.result.dims.size(); ++d) {
+      Strategy v = s;
+      std::vector<AxisRef> dimAxes = v.result.dims[d].axes;
+      dimAxes.insert(dimAxes.end(), s.partial.begin(), s.partial.end());
+      if (result.type.shape[d] % productOf(dimAxes, mesh) != 0)
+        continue;
+      v.result.dims[d].axes = mergedAxes(dimAxes, mesh);
+      out.push_back(v);
+    }
+  });
+  return out;
+}
+
+std::vector<Strategy> valueStrategies(const TensorType &type, const Mesh &mesh) {
+  ShardingRule rule = identityRule(type, 0, 1);
+  std::vector<Strategy> out;
+  forEachAssignment(rule, shardableFactors(nullptr, rule), mesh, [&](const auto &axes) {
+    Strategy s;
+    s.result = fromFactors(mesh.name, rule.results[0], axes, mesh);
+    s.computed = s.result;
+    out.push_back(s);
+  });
+  return out;
+}
+
+} // namespace shardc::autoshard

@@ -1,0 +1,263 @@
+// The strategy graph of @main: a node per parameter and per op with a factor
+// rule, its strategies priced, the user's shardings honoured; edges priced by
+// the reshard planner; live ranges for the memory rows.
+//
+// 1. Parameters: a written closed sharding is the only strategy; otherwise
+//    every layout (honouring the open dims of a written one).
+// 2. Ops in program order. sharding_constraint/reshard: layouts honouring
+//    its sharding. A unary or convert op on a node's value without a
+//    written sharding follows that node (same strategy index, XLA's
+//    followers). Any other op: opStrategies; a written result sharding
+//    filters them (open dims) or fixes the result (closed: priced as the
+//    reshard from the computed layout, as partition does).
+// 3. Strategies with the same operand and result layouts: the cheapest.
+// 4. Liveness: parameters from step 0, op k at step k+1, each value to the
+//    step of its last user (returned values to the end).
+#include "passes/auto_shard/AutoShardInternal.h"
+
+#include "ir/AxisAlgebra.h"
+
+namespace shardc::autoshard {
+namespace {
+
+Sharding closed(Sharding s) {
+  for (DimSharding &d : s.dims) {
+    d.open = false;
+    d.priority.reset();
+  }
+  return s;
+}
+
+const Mesh *defaultMesh(const Module &module) {
+  for (const auto &m : module.meshes)
+    if (!m->axes.empty())
+      return m.get();
+  return nullptr;
+}
+
+/// Strategies honouring `written` (all of `all` when none is written), or
+/// the written layout itself (closed) when none honours it.
+std::vector<Strategy> honouring(std::vector<Strategy> all, const std::optional<Sharding> &written,
+                                const Mesh &mesh) {
+  if (!written)
+    return all;
+  std::vector<Strategy> kept;
+  for (Strategy &s : all)
+    if (honours(s.result, *written, mesh))
+      kept.push_back(std::move(s));
+  if (kept.empty()) {
+    Strategy s;
+    s.result = s.computed = closed(*written);
+    kept.push_back(s);
+  }
+  return kept;
+}
+
+/// Step 3: one strategy per (operand layouts, result layout), the cheapest.
+void dropDominated(std::vector<Strategy> &strategies) {
+  std::map<std::string, size_t> best;
+  std::vector<Strategy> kept;
+  for (Strategy &s : strategies) {
+    std::string key = s.result.str();
+    for (const Sharding &o : s.operands)
+      key += o.str();
+    auto it = best.find(key);
+    if (it == best.end()) {
+      best.emplace(key, kept.size());
+      kept.push_back(std::move(s));
+    } else if (s.compute + s.communication <
+               kept[it->second].compute + kept[it->second].communication) {
+      kept[it->second] = std::move(s);
+    }
+  }
+  strategies = std::move(kept);
+}
+
+class GraphBuilder {
+public:
+  GraphBuilder(Module &module, Function &main, Pricer &pricer, const Mesh &mesh)
+      : module_(module), pricer_(pricer), mesh_(mesh) {
+    graph_.main = &main;
+  }
+
+  StrategyGraph build(const AutoShardOptions &options) {
+    Block &body = graph_.main->body;
+    for (auto &arg : body.args)
+      addParameter(*arg);
+    for (size_t k = 0; k < body.ops.size(); ++k)
+      addOp(*body.ops[k], static_cast<int>(k) + 1);
+    priceWrittenResults();
+    makeProblem(options);
+    return std::move(graph_);
+  }
+
+private:
+  const Mesh &meshFor(const std::optional<Sharding> &written) const {
+    if (written)
+      if (const Mesh *m = module_.findMesh(written->meshName))
+        return *m;
+    return mesh_;
+  }
+
+  int addNode(Value &value, Op *op, std::vector<Strategy> strategies, int step, int follows) {
+    for (Strategy &s : strategies)
+      pricer_.price(op, value.type, s);
+    if (follows < 0)
+      dropDominated(strategies);
+    int index = static_cast<int>(graph_.nodes.size());
+    graph_.nodes.push_back(GraphNode{&value, op, std::move(strategies), follows, step});
+    graph_.nodeOf[&value] = index;
+    return index;
+  }
+
+  void addParameter(Value &arg) {
+    const Mesh &mesh = meshFor(arg.sharding);
+    std::vector<Strategy> all;
+    if (arg.sharding && arg.sharding->isClosed()) {
+      Strategy s;
+      s.result = s.computed = closed(*arg.sharding);
+      all.push_back(s);
+    } else {
+      all = honouring(valueStrategies(arg.type, mesh), arg.sharding, mesh);
+    }
+    addNode(arg, nullptr, std::move(all), 0, -1);
+  }
+
+  void addOp(Op &op, int step) {
+    if (op.results.size() != 1) {
+      graph_.opaque.push_back(&op);
+      return;
+    }
+    Value &result = *op.result();
+    if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard) {
+      const Attribute *a = op.attr("sharding");
+      if (!a || a->shardings.empty()) {
+        graph_.opaque.push_back(&op);
+        return;
+      }
+      const Sharding &written = a->shardings[0];
+      const Mesh &mesh = meshFor(written);
+      std::vector<Strategy> all = honouring(valueStrategies(result.type, mesh), written, mesh);
+      for (Strategy &s : all)
+        s.operands = {s.result};
+      addNode(result, &op, std::move(all), step, -1);
+      return;
+    }
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    if (!rule) {
+      graph_.opaque.push_back(&op);
+      return;
+    }
+    OpGroup group = opInfo(op.kind).group;
+    auto leader = op.operands.empty() ? graph_.nodeOf.end() : graph_.nodeOf.find(op.operands[0]);
+    if ((group == OpGroup::Unary || group == OpGroup::Convert) && !result.sharding &&
+        leader != graph_.nodeOf.end()) {
+      std::vector<Strategy> all;
+      for (const Strategy &l : graph_.nodes[leader->second].strategies) {
+        Strategy s;
+        s.result = s.computed = l.result;
+        s.operands = {l.result};
+        all.push_back(s);
+      }
+      addNode(result, &op, std::move(all), step, leader->second);
+      return;
+    }
+    const Mesh &mesh = meshFor(result.sharding);
+    std::vector<Strategy> all = opStrategies(op, *rule, mesh);
+    if (result.sharding && result.sharding->isClosed()) {
+      // Computed any way, then resharded to the written layout.
+      std::vector<Strategy> base;
+      for (Strategy &s : all)
+        if (sameLayout(s.result, s.computed, mesh)) {
+          s.result = closed(*result.sharding);
+          base.push_back(std::move(s));
+        }
+      all = std::move(base);
+    } else {
+      all = honouring(std::move(all), result.sharding, mesh);
+    }
+    addNode(result, &op, std::move(all), step, -1);
+  }
+
+  /// A result of @main with a written sharding: its value pays the reshard.
+  void priceWrittenResults() {
+    Function &main = *graph_.main;
+    for (size_t k = 0; k < main.body.returned.size() && k < main.results.size(); ++k) {
+      const std::optional<Sharding> &written = main.results[k].sharding;
+      auto it = graph_.nodeOf.find(main.body.returned[k]);
+      if (!written || it == graph_.nodeOf.end())
+        continue;
+      GraphNode &node = graph_.nodes[it->second];
+      const Mesh &mesh = meshFor(written);
+      for (Strategy &s : node.strategies)
+        if (!honours(s.result, *written, mesh))
+          s.toWrittenResult +=
+              pricer_.time(pricer_.plan(node.value->type, s.result, {}, "sum", closed(*written)),
+                           node.value->type.dtype);
+    }
+  }
+
+  void makeProblem(const AutoShardOptions &options) {
+    Block &body = graph_.main->body;
+    StrategyProblem &p = graph_.problem;
+    p.numSteps = static_cast<int>(body.ops.size()) + 1;
+    p.memoryBudget = options.memoryBudget
+                         ? std::optional<double>(static_cast<double>(*options.memoryBudget))
+                         : std::nullopt;
+    p.timeLimitSeconds = options.timeLimitSeconds;
+    std::map<const Value *, int> lastUse;
+    for (size_t k = 0; k < body.ops.size(); ++k)
+      for (const Value *v : body.ops[k]->operands)
+        lastUse[v] = static_cast<int>(k) + 1;
+    for (const Value *v : body.returned)
+      lastUse[v] = p.numSteps - 1;
+    for (const GraphNode &node : graph_.nodes) {
+      ProblemNode pn;
+      for (const Strategy &s : node.strategies) {
+        pn.cost.push_back(s.compute + s.communication + s.toWrittenResult);
+        pn.memory.push_back(s.memory);
+      }
+      pn.liveStart = node.step;
+      auto it = lastUse.find(node.value);
+      pn.liveEnd = std::max(node.step, it == lastUse.end() ? node.step : it->second);
+      pn.follows = node.follows;
+      p.nodes.push_back(std::move(pn));
+    }
+    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+      const GraphNode &consumer = graph_.nodes[v];
+      if (!consumer.op)
+        continue;
+      for (size_t i = 0; i < consumer.op->operands.size(); ++i) {
+        auto it = graph_.nodeOf.find(consumer.op->operands[i]);
+        if (it == graph_.nodeOf.end())
+          continue;
+        const GraphNode &producer = graph_.nodes[it->second];
+        ProblemEdge edge{it->second, static_cast<int>(v), {}};
+        for (const Strategy &from : producer.strategies)
+          for (const Strategy &to : consumer.strategies)
+            edge.cost.push_back(pricer_.time(
+                pricer_.plan(producer.value->type, from.result, {}, "sum", to.operands[i]),
+                producer.value->type.dtype));
+        graph_.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
+        p.edges.push_back(std::move(edge));
+      }
+    }
+  }
+
+  Module &module_;
+  Pricer &pricer_;
+  const Mesh &mesh_;
+  StrategyGraph graph_;
+};
+
+} // namespace
+
+StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,
+                                 const AutoShardOptions &options) {
+  const Mesh *mesh = defaultMesh(module);
+  if (!mesh)
+    return StrategyGraph{&main, {}, {}, {}, {}, {}};
+  return GraphBuilder(module, main, pricer, *mesh).build(options);
+}
+
+} // namespace shardc::autoshard

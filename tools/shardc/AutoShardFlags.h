@@ -1,0 +1,20 @@
+// shardc's auto-sharding flags (LANGUAGE.md section 11), kept out of main.cpp
+// so that the driver stays a short list of options.
+#pragma once
+
+#include "tools/shardc/Driver.h"
+
+#include <CLI/CLI.hpp>
+
+namespace shardc {
+
+/// Adds --auto-shard, --memory-budget=BYTES, --cost-model=FILE.json and
+/// --solver-time-limit=SECONDS to `app`, writing into `options`. A bad byte
+/// count or time limit is a usage error (exit 2).
+void addAutoShardFlags(CLI::App &app, DriverOptions &options);
+
+/// After parsing: the auto-sharding flags other than --auto-shard, and
+/// --report=auto-sharding, need --auto-shard. Throws CLI::ValidationError.
+void checkAutoShardFlags(const CLI::App &app, const DriverOptions &options);
+
+} // namespace shardc
