@@ -6,7 +6,9 @@
 //    other axes gathered: the user's body sees those dims whole);
 // 2. the body's ops are copied, collective_permute pairs translated from
 //    instances over M to mesh positions (one pair per coordinate of the
-//    other axes);
+//    other axes); a nested manual_computation over axes M2 is inlined the
+//    same way inside it (its operands sliced along M2, its body copied with
+//    M and M2 manual, its results gathered along M2);
 // 3. each returned value, laid out as its out_sharding restricted to M, is
 //    resharded to the result's declared sharding.
 #include "passes/partition/PartitionInternal.h"
@@ -64,28 +66,65 @@ std::vector<std::pair<int64_t, int64_t>> translatePairs(const Attribute &pairs, 
   return out;
 }
 
-} // namespace
+using ValueMap = std::map<const Value *, Value *>;
 
-void partitionManual(Body &body, const Op &op) {
+void inlineBlock(Body &body, const Block &block, ValueMap &inner,
+                 const std::set<std::string> &manual);
+
+/// A manual_computation nested in one being inlined: its operands are
+/// values of the enclosing body (local along the enclosing manual axes,
+/// whole along the others), so each is sliced to its in_sharding along the
+/// new manual axes (all_slice: no communication), its body inlined with the
+/// union of the manual axes (collective_permute pairs number instances over
+/// that union, as the interpreter does), and each result gathered back to
+/// whole along the new axes.
+void inlineNested(Body &body, const Op &op, ValueMap &inner,
+                  const std::set<std::string> &enclosing) {
   ManualComputationParts parts = manualComputationParts(op);
-  std::set<std::string> manual;
-  for (const AxisRef &axis : parts.manualAxes)
-    manual.insert(axis.name);
   if (!op.body || parts.inShardings.size() != op.operands.size() ||
       parts.outShardings.size() != op.results.size())
     throw Unsupported(op.loc, "manual_computation - cannot partition: malformed op");
-
-  std::map<const Value *, Value *> inner;
-  for (size_t i = 0; i < op.operands.size(); ++i) {
-    Local local = reshardLocal(body, body.local(op.operands[i], op.loc), op.operands[i]->type,
-                               restrictTo(parts.inShardings[i], manual), op.loc,
-                               fmt::format("operand {} of manual_computation", i));
-    inner[op.body->args[i].get()] = local.value;
+  std::set<std::string> added, all = enclosing;
+  for (const AxisRef &axis : parts.manualAxes) {
+    added.insert(axis.name);
+    all.insert(axis.name);
   }
-  for (const auto &userOp : op.body->ops) {
-    if (userOp->kind == OpKind::ManualComputation)
-      throw Unsupported(userOp->loc, "manual_computation - cannot partition: nested inside "
-                                     "another manual_computation");
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    auto it = inner.find(op.operands[i]);
+    if (it == inner.end())
+      throw Unsupported(op.loc, "manual_computation - cannot partition: operand defined "
+                                "outside the enclosing manual_computation");
+    const TensorType &type = op.operands[i]->type;
+    Local whole{it->second, Sharding::replicatedOn(body.mesh.name, type.rank()), {}, "sum"};
+    inner[op.body->args[i].get()] =
+        reshardLocal(body, whole, type, restrictTo(parts.inShardings[i], added), op.loc,
+                     fmt::format("operand {} of a nested manual_computation", i))
+            .value;
+  }
+  inlineBlock(body, *op.body, inner, all);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    const Value *returned = i < op.body->returned.size() ? op.body->returned[i] : nullptr;
+    auto it = inner.find(returned);
+    if (it == inner.end())
+      throw Unsupported(op.loc, "manual_computation - cannot partition: missing return");
+    const TensorType &type = op.results[i]->type;
+    Local local{it->second, restrictTo(parts.outShardings[i], added), {}, "sum"};
+    inner[op.results[i].get()] =
+        reshardLocal(body, local, type, Sharding::replicatedOn(body.mesh.name, type.rank()), op.loc,
+                     fmt::format("result {} of a nested manual_computation", i))
+            .value;
+  }
+}
+
+/// Copies the ops of a manual body into `body`, each operand through
+/// `inner`, `manual` the axes manual there.
+void inlineBlock(Body &body, const Block &block, ValueMap &inner,
+                 const std::set<std::string> &manual) {
+  for (const auto &userOp : block.ops) {
+    if (userOp->kind == OpKind::ManualComputation) {
+      inlineNested(body, *userOp, inner, manual);
+      continue;
+    }
     std::vector<Value *> operands;
     for (const Value *operand : userOp->operands) {
       auto it = inner.find(operand);
@@ -109,6 +148,27 @@ void partitionManual(Body &body, const Op &op) {
     inner[&result] =
         body.emit(userOp->kind, operands, attrs, result.type, userOp->loc, result.name);
   }
+}
+
+} // namespace
+
+void partitionManual(Body &body, const Op &op) {
+  ManualComputationParts parts = manualComputationParts(op);
+  std::set<std::string> manual;
+  for (const AxisRef &axis : parts.manualAxes)
+    manual.insert(axis.name);
+  if (!op.body || parts.inShardings.size() != op.operands.size() ||
+      parts.outShardings.size() != op.results.size())
+    throw Unsupported(op.loc, "manual_computation - cannot partition: malformed op");
+
+  ValueMap inner;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    Local local = reshardLocal(body, body.local(op.operands[i], op.loc), op.operands[i]->type,
+                               restrictTo(parts.inShardings[i], manual), op.loc,
+                               fmt::format("operand {} of manual_computation", i));
+    inner[op.body->args[i].get()] = local.value;
+  }
+  inlineBlock(body, *op.body, inner, manual);
   for (size_t i = 0; i < op.results.size(); ++i) {
     const Value *returned = i < op.body->returned.size() ? op.body->returned[i] : nullptr;
     auto it = inner.find(returned);
