@@ -32,6 +32,20 @@ void fillMaximalDims(std::optional<Sharding> &sharding, size_t rank, const Modul
     sharding->dims.assign(rank, DimSharding{});
 }
 
+/// A manual_computation's body computes each result on the mesh of its
+/// out_sharding. A result that propagation gave a sharding on another mesh
+/// (from a `reshard` to that mesh that consumes it) would claim its data is
+/// where it is not: such a result takes its out_sharding, and the reshard
+/// moves it across.
+void keepOnOwnMesh(Op &op) {
+  ManualComputationParts parts = manualComputationParts(op);
+  for (size_t i = 0; i < op.results.size() && i < parts.outShardings.size(); ++i) {
+    std::optional<Sharding> &sharding = op.results[i]->sharding;
+    if (!sharding || sharding->meshName != parts.outShardings[i].meshName)
+      sharding = parts.outShardings[i];
+  }
+}
+
 /// The program's single mesh with axes, or null.
 const Mesh *onlyMesh(const Module &module) {
   const Mesh *only = nullptr;
@@ -103,9 +117,12 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
       continue; // no shardings at all: a single-device program
     for (auto &arg : f->body.args)
       fix(*arg, f->body);
-    for (auto &op : f->body.ops)
+    for (auto &op : f->body.ops) {
+      if (op->kind == OpKind::ManualComputation)
+        keepOnOwnMesh(*op);
       for (auto &r : op->results)
         fix(*r, f->body);
+    }
     // A result declared without a sharding is where its value lives: the
     // partitioner then adds no reshard, and the executable's output is
     // described from the returned value's layout (on whichever mesh).

@@ -42,13 +42,15 @@ using Shape = std::vector<int64_t>;
 struct MeshSpec {
   std::string name;
   std::vector<std::pair<std::string, int64_t>> axes;
+  /// A maximal mesh (no axes, one device): that device's id.
+  int64_t device = -1;
 };
 
 /// A value of @main: its SSA name, type, and whether it is "exact".
 struct Val {
   std::string name;
   Shape shape;
-  std::string dtype; // f32, f64, i32, i1
+  std::string dtype; // f32, f64, i32, i64, i1
   bool exact = true;
   int mesh = 0; // index into Generator::meshes_ of the mesh it was last pinned on
 };
@@ -63,6 +65,8 @@ std::string typeText(const Shape &shape, const std::string &dtype) {
 std::string listText(const std::vector<int64_t> &v) {
   return fmt::format("[{}]", fmt::join(v, ", "));
 }
+
+bool isInt(const std::string &dtype) { return dtype == "i32" || dtype == "i64"; }
 
 int64_t product(const Shape &s) {
   return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>());
@@ -113,6 +117,13 @@ private:
       meshes_.push_back(other);
       meshTexts_.push_back(meshText(other, true));
     }
+    // Sometimes one-device (maximal) meshes, any device: values reshard to
+    // and from them, and results may live there.
+    for (int i = 0; devices > 1 && i < 2 && rng_.chance(0.2); ++i) {
+      MeshSpec one{fmt::format("d{}", i), {}, rng_.below(devices)};
+      meshes_.push_back(one);
+      meshTexts_.push_back(fmt::format("@{} = <[], device_ids=[{}]>", one.name, one.device));
+    }
   }
 
   std::string meshText(const MeshSpec &mesh, bool permuted) {
@@ -159,6 +170,12 @@ private:
   /// otherwise dims may be open, and `priorities` allows `p0`/`p1`.
   std::string sharding(const Shape &shape, int meshIndex, bool closed, bool priorities = false) {
     const MeshSpec &mesh = meshes_[meshIndex];
+    if (mesh.device >= 0) { // maximal: the whole tensor on one device
+      if (rng_.chance(0.5))
+        return fmt::format("sharding<@{}, []>", mesh.name); // Shardy's dimless form
+      std::vector<std::string> dims(shape.size(), "{}");
+      return fmt::format("sharding<@{}, [{}]>", mesh.name, fmt::join(dims, ", "));
+    }
     std::vector<Piece> all = pieces(mesh);
     std::vector<Piece> used;
     auto fits = [&](const Piece &p) {
@@ -232,7 +249,7 @@ private:
         fits.push_back(v);
     if (!fits.empty() && rng_.chance(0.8))
       return rng_.pick(fits);
-    return newParam(randomShape(), rng_.chance(0.15) ? "i32" : "f32");
+    return newParam(randomShape(), rng_.chance(0.15) ? (rng_.chance(0.5) ? "i32" : "i64") : "f32");
   }
 
   /// Writes `%name = rhs [: type [sharding]]` and adds the result to the pool.
@@ -253,7 +270,7 @@ private:
   // ---- ops ------------------------------------------------------------------
 
   void step() {
-    switch (rng_.below(16)) {
+    switch (rng_.below(17)) {
     case 0:
     case 1:
       emitUnary(anyValue());
@@ -290,6 +307,12 @@ private:
     case 13:
       emitConvert(anyValue());
       return;
+    case 14:
+      if (rng_.chance(0.5)) {
+        emitManual();
+        return;
+      }
+      [[fallthrough]];
     default:
       emitShardingOp(anyValue());
       return;
@@ -298,7 +321,7 @@ private:
 
   void emitUnary(const Val &x) {
     std::vector<std::string> ops = {"abs", "neg"};
-    if (x.dtype != "i32") {
+    if (!isInt(x.dtype)) {
       for (const char *op : {"tanh", "sigmoid", "relu", "sin", "cos", "erf"})
         ops.push_back(op);
       if (x.exact)
@@ -331,7 +354,7 @@ private:
     std::vector<std::string> ops = {"add", "sub", "mul", "max", "min"};
     Val r = a;
     r.exact = a.exact && b.exact;
-    if (a.dtype != "i32" && rng_.chance(0.15)) {
+    if (!isInt(a.dtype) && rng_.chance(0.15)) {
       // A denominator in (0, 1): division stays well conditioned.
       Val s = emit(fmt::format("sigmoid %{}", b.name), b);
       emit(fmt::format("div %{}, %{}", a.name, s.name), r);
@@ -407,7 +430,7 @@ private:
         r.shape.push_back(1);
     }
     std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min"};
-    if (x.dtype != "i32")
+    if (!isInt(x.dtype))
       ops.push_back("reduce_mean");
     emit(fmt::format("{} %{} {{dims = {}, keep_dims = {}}}", rng_.pick(ops), x.name, listText(dims),
                      keep ? "true" : "false"),
@@ -497,7 +520,7 @@ private:
         r.shape[d] += low.back() + high.back();
       }
       emit(fmt::format("pad %{} {{low = {}, high = {}, value = {}}}", x.name, listText(low),
-                       listText(high), x.dtype == "i32" ? "0" : "0.5"),
+                       listText(high), isInt(x.dtype) ? "0" : "0.5"),
            r);
       return;
     }
@@ -506,19 +529,25 @@ private:
 
   void emitCreation() {
     Val r{"", randomShape(), "f32", true, 0};
-    switch (rng_.below(3)) {
+    switch (rng_.below(4)) {
     case 0:
       if (rng_.chance(0.3))
-        r.dtype = "i32";
-      emit(fmt::format("constant dense<{}>", r.dtype == "i32" ? "3" : "0.25"), r, true);
+        r.dtype = rng_.chance(0.5) ? "i32" : "i64";
+      emit(fmt::format("constant dense<{}>", isInt(r.dtype) ? "3" : "0.25"), r, true);
       return;
     case 1:
-      r.dtype = rng_.chance(0.5) ? "i32" : "f32";
+      r.dtype = rng_.pick(std::vector<std::string>{"i32", "i64", "f32", "f64"});
       emit(fmt::format("iota {{dim = {}}}", rng_.below(r.shape.size())), r, true);
       return;
-    default:
+    case 2:
       emit(fmt::format("random_uniform {{seed = {}, low = -1.0, high = 1.0}}", rng_.below(100)), r,
            true);
+      return;
+    default:
+      if (rng_.chance(0.3))
+        r.dtype = "f64";
+      emit(fmt::format("random_normal {{seed = {}, mean = 0.5, stddev = 0.25}}", rng_.below(100)),
+           r, true);
       return;
     }
   }
@@ -527,13 +556,192 @@ private:
     Val r = x;
     if (x.dtype == "f32")
       r.dtype = x.exact && rng_.chance(0.3) ? "i32" : "f64";
-    else if (x.dtype == "f64" || x.dtype == "i32")
+    else if (x.dtype == "f64" || isInt(x.dtype))
       r.dtype = "f32";
     else
       return;
     if (r.dtype == "i32")
       return; // float -> int of inexact values would round differently
     emit(fmt::format("convert %{}", x.name), r, true);
+  }
+
+  // ---- manual_computation ---------------------------------------------------------
+  //
+  // A region kind is one generator function: it writes its op and its body's
+  // ops at an indent, drawing only on the body's own values. Control flow
+  // (for, while, if) will be more functions like this one.
+
+  /// A manual_computation over the first mesh around `x`: its body runs
+  /// unary ops, collectives over the manual axes in scope (all_reduce,
+  /// collective_permute, axis_index) and sometimes a nested
+  /// manual_computation over axes still free.
+  void emitManual() {
+    std::vector<std::string> free;
+    for (const auto &[name, size] : meshes_[0].axes)
+      if (size > 1)
+        free.push_back(name);
+    if (free.empty())
+      return;
+    Val x = anyValue([](const Val &v) { return v.mesh == 0; });
+    if (x.mesh != 0)
+      return;
+    std::string out;
+    std::string result = manual(x.name, x.shape, x.dtype, free, {}, 0, "  ", out);
+    body_ += out;
+    Val r = x;
+    r.name = result;
+    r.exact = false;
+    pool_.push_back(r);
+    ++ops_;
+  }
+
+  int64_t axisSize(const std::string &name) const {
+    for (const auto &[n, size] : meshes_[0].axes)
+      if (n == name)
+        return size;
+    return 1;
+  }
+
+  /// The names of the axes of the first mesh in `set`, in mesh order.
+  std::vector<std::string> inMeshOrder(const std::vector<std::string> &set) const {
+    std::vector<std::string> out;
+    for (const auto &axis : meshes_[0].axes)
+      if (std::find(set.begin(), set.end(), axis.first) != set.end())
+        out.push_back(axis.first);
+    return out;
+  }
+
+  static std::string quoted(const std::vector<std::string> &axes) {
+    std::vector<std::string> q;
+    for (const std::string &a : axes)
+      q.push_back("\"" + a + "\"");
+    return fmt::format("{{{}}}", fmt::join(q, ", "));
+  }
+
+  /// Writes `%r = manual_computation (%operand) ... { ... } : T` into `out`
+  /// at `indent`, manual over a non-empty subset of `avail` with `scope`
+  /// manual around it; returns %r's name. Its result has `shape`.
+  std::string manual(const std::string &operand, const Shape &shape, const std::string &dtype,
+                     const std::vector<std::string> &avail, const std::vector<std::string> &scope,
+                     int depth, const std::string &indent, std::string &out) {
+    std::vector<std::string> manualAxes, rest;
+    for (const std::string &a : avail)
+      (rng_.chance(0.6) ? manualAxes : rest).push_back(a);
+    if (manualAxes.empty()) {
+      manualAxes.push_back(rest.back());
+      rest.pop_back();
+    }
+    manualAxes = inMeshOrder(manualAxes);
+    // in_sharding = out_sharding: some manual axes on dims they divide.
+    Shape local = shape;
+    std::vector<std::vector<std::string>> dims(shape.size());
+    for (const std::string &a : manualAxes) {
+      if (shape.empty() || !rng_.chance(0.7))
+        continue; // the body sees this dim whole along `a`
+      size_t d = rng_.below(shape.size());
+      if (local[d] % axisSize(a) != 0)
+        continue;
+      local[d] /= axisSize(a);
+      dims[d].push_back(a);
+    }
+    std::vector<std::string> dimTexts;
+    for (const auto &axes : dims)
+      dimTexts.push_back(quoted(axes));
+    std::string sharding =
+        fmt::format("sharding<@{}, [{}]>", meshes_[0].name, fmt::join(dimTexts, ", "));
+    std::vector<std::string> inScope = scope;
+    inScope.insert(inScope.end(), manualAxes.begin(), manualAxes.end());
+    inScope = inMeshOrder(inScope);
+
+    const std::string inner = indent + "  ";
+    const std::string localType = typeText(local, dtype);
+    std::string arg = fresh("m");
+    std::string text =
+        fmt::format("{}%@RESULT@ = manual_computation (%{}) in_shardings=[{}] out_shardings=[{}] "
+                    "manual_axes={} (%{}: {}) {{\n",
+                    indent, operand, sharding, sharding, quoted(manualAxes), arg, localType);
+    std::string value = arg;
+    // Whether the value may differ between instances along a manual axis the
+    // out_sharding leaves unsharded: returning it so would be ill-defined (JAX's
+    // check_rep rejects it), so the body then reduces over those axes last.
+    bool varies = false;
+    int steps = static_cast<int>(rng_.between(1, 3));
+    for (int i = 0; i < steps; ++i) {
+      std::string next = fresh("m");
+      switch (rng_.below(depth < 2 && !rest.empty() ? 5 : 4)) {
+      case 0:
+        text +=
+            fmt::format("{}%{} = {} %{} : {}\n", inner, next,
+                        isInt(dtype) ? "neg" : rng_.pick(std::vector<std::string>{"tanh", "neg"}),
+                        value, localType);
+        break;
+      case 1: {
+        std::vector<std::string> axes;
+        for (const std::string &a : inScope)
+          if (rng_.chance(0.6))
+            axes.push_back(a);
+        if (axes.empty())
+          axes.push_back(rng_.pick(inScope));
+        text += fmt::format("{}%{} = all_reduce %{} {{axes = {}, kind = \"{}\"}} : {}\n", inner,
+                            next, value, quoted(axes),
+                            rng_.pick(std::vector<std::string>{"sum", "max", "min"}), localType);
+        break;
+      }
+      case 2: {
+        int64_t instances = 1;
+        for (const std::string &a : inScope)
+          instances *= axisSize(a);
+        std::vector<int64_t> perm(instances);
+        std::iota(perm.begin(), perm.end(), 0);
+        for (int64_t k = instances - 1; k > 0; --k)
+          std::swap(perm[k], perm[rng_.below(k + 1)]);
+        std::vector<std::string> pairs;
+        for (int64_t k = 0; k < instances; ++k)
+          pairs.push_back(fmt::format("[{}, {}]", k, perm[k]));
+        text += fmt::format("{}%{} = collective_permute %{} {{pairs = [{}]}} : {}\n", inner, next,
+                            value, fmt::join(pairs, ", "), localType);
+        varies = true;
+        break;
+      }
+      case 3: {
+        std::string index = fresh("m"), cast = fresh("m");
+        text += fmt::format("{}%{} = axis_index {{axis = \"{}\"}} : tensor<i32>\n", inner, index,
+                            rng_.pick(inScope));
+        std::string scalar = index;
+        if (dtype != "i32") {
+          text +=
+              fmt::format("{}%{} = convert %{} : {}\n", inner, cast, index, typeText({}, dtype));
+          scalar = cast;
+        }
+        text += fmt::format("{}%{} = add %{}, %{} : {}\n", inner, next, value, scalar, localType);
+        varies = true;
+        break;
+      }
+      default:
+        next = manual(value, local, dtype, rest, inScope, depth + 1, inner, text);
+        varies = true;
+        break;
+      }
+      value = next;
+    }
+    std::vector<std::string> unsharded;
+    for (const std::string &a : manualAxes)
+      if (std::none_of(dims.begin(), dims.end(), [&](const std::vector<std::string> &axes) {
+            return std::find(axes.begin(), axes.end(), a) != axes.end();
+          }))
+        unsharded.push_back(a);
+    if (varies && !unsharded.empty()) {
+      std::string uniform = fresh("m");
+      text += fmt::format("{}%{} = all_reduce %{} {{axes = {}, kind = \"max\"}} : {}\n", inner,
+                          uniform, value, quoted(unsharded), localType);
+      value = uniform;
+    }
+    text += fmt::format("{}return %{}\n{}}} : {}\n", inner, value, indent, typeText(shape, dtype));
+    // Named last, so that the result's number follows its body's.
+    std::string result = fresh("v");
+    text.replace(text.find("@RESULT@"), 8, result);
+    out += text;
+    return result;
   }
 
   void emitShardingOp(const Val &x) {
