@@ -432,7 +432,16 @@ private:
     std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min"};
     if (!isInt(x.dtype))
       ops.push_back("reduce_mean");
-    emit(fmt::format("{} %{} {{dims = {}, keep_dims = {}}}", rng_.pick(ops), x.name, listText(dims),
+    std::string op = rng_.pick(ops);
+    // A max over values that are all negative (a min over all positive ones)
+    // sees a wrong padding identity such as 0: one sign of the data, often.
+    Val in = x;
+    if ((op == "reduce_max" || op == "reduce_min") && rng_.chance(0.4)) {
+      in = emit(fmt::format("abs %{}", x.name), x);
+      if (op == "reduce_max")
+        in = emit(fmt::format("neg %{}", in.name), in);
+    }
+    emit(fmt::format("{} %{} {{dims = {}, keep_dims = {}}}", op, in.name, listText(dims),
                      keep ? "true" : "false"),
          r);
   }
