@@ -154,7 +154,7 @@ void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / size);
   int me = 0;
   checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  auto blockLength = [&](int64_t k) { return std::clamp<int64_t>(count - k * block, 0, block); };
+  auto blockLength = [&](int64_t k) { return shardc::support::blockExtent(count, n, k); };
   auto chunksOf = [&](int64_t k) { return (blockLength(k) + chunk - 1) / chunk; };
   auto chunkLength = [&](int64_t k, int64_t c) {
     return std::min(chunk, blockLength(k) - c * chunk);

@@ -1,7 +1,6 @@
-// The .npy format's header
-// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html): the preamble, the
-// header dict's parser and the version 1.0 header writer. Used by the interpreter's .npy I/O
-// (backend/interpreter/Npy*.cpp) and the runtime's (runtime/Npy.cpp).
+// The .npy header (numpy.lib.format): preamble, header dict parser, version 1.0
+// writer. Used by the interpreter's .npy I/O (backend/interpreter/Npy*.cpp) and
+// the runtime's (runtime/Npy.cpp).
 #pragma once
 
 #include <cstddef>
