@@ -1,6 +1,7 @@
 // Mesh and sharding helpers: device order, sub-axis arithmetic, local shapes.
 #include "ir/Sharding.h"
 #include "ir/Printer.h"
+#include "support/BlockLayout.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -117,11 +118,7 @@ int64_t shardCount(const DimSharding &dim, const Mesh &mesh) {
   return n;
 }
 
-int64_t localDimSize(int64_t dim, int64_t shards) {
-  if (shards <= 1)
-    return dim;
-  return (dim + shards - 1) / shards;
-}
+int64_t localDimSize(int64_t dim, int64_t shards) { return support::blockSize(dim, shards); }
 
 std::vector<int64_t> localShape(const std::vector<int64_t> &globalShape, const Sharding &sharding,
                                 const Mesh &mesh) {

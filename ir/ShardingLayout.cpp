@@ -2,17 +2,17 @@
 // shard indices and the (padded) block each device holds.
 #include "ir/ShardingLayout.h"
 
+#include "support/BlockLayout.h"
+
 #include <algorithm>
 
 namespace shardc {
 
 std::vector<int64_t> meshCoordinates(const Mesh &mesh, int64_t position) {
-  std::vector<int64_t> coords(mesh.axes.size(), 0);
-  for (size_t i = mesh.axes.size(); i-- > 0;) {
-    int64_t size = std::max<int64_t>(mesh.axes[i].size, 1);
-    coords[i] = position % size;
-    position /= size;
-  }
+  std::vector<int64_t> sizes, coords(mesh.axes.size(), 0);
+  for (const MeshAxis &axis : mesh.axes)
+    sizes.push_back(axis.size);
+  support::rowMajorDigits(sizes.data(), sizes.size(), position, coords.data());
   return coords;
 }
 
@@ -39,9 +39,8 @@ int64_t axisCoordinate(const Mesh &mesh, const AxisRef &axis, const std::vector<
   // the middle digit. The guards only matter for unverified IR.
   int64_t n = mesh.axes[index].size;
   int64_t k = std::max<int64_t>(axis.size, 1);
-  int64_t post =
-      n > 0 && n % axis.preSize == 0 && (n / axis.preSize) % k == 0 ? n / axis.preSize / k : 1;
-  return (coord / post) % k;
+  bool divides = n > 0 && axis.preSize > 0 && n % axis.preSize == 0 && (n / axis.preSize) % k == 0;
+  return divides ? support::subAxisDigit(coord, n, axis.preSize, k) : coord % k;
 }
 
 int64_t shardIndex(const Mesh &mesh, const DimSharding &dim, const std::vector<int64_t> &coords) {
@@ -55,15 +54,11 @@ int64_t shardIndex(const Mesh &mesh, const DimSharding &dim, const std::vector<i
 }
 
 int64_t shardStart(int64_t dimSize, int64_t shards, int64_t index) {
-  int64_t block = localDimSize(dimSize, shards);
-  // index < shards and block = ceil(dimSize/shards), so index*block < dimSize
-  // + shards: no overflow for any verified type.
-  return std::min(index * block, dimSize);
+  return support::blockStart(dimSize, shards, index);
 }
 
 int64_t shardExtent(int64_t dimSize, int64_t shards, int64_t index) {
-  int64_t block = localDimSize(dimSize, shards);
-  return std::clamp<int64_t>(dimSize - index * block, 0, block);
+  return support::blockExtent(dimSize, shards, index);
 }
 
 std::vector<DeviceBlock> deviceBlocks(const Mesh &mesh, const std::vector<int64_t> &shape,

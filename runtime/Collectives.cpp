@@ -11,6 +11,7 @@
 // row o as member 0's row o then member 1's row o (outer = 2 rows, each
 // member's slab = 3 elements).
 #include "runtime/Communicators.h"
+#include "support/BlockLayout.h"
 
 #include <algorithm>
 #include <cstring>
@@ -153,7 +154,7 @@ void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64
   int64_t chunk = std::max<int64_t>(1, kChunkBytes / size);
   int me = 0;
   checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  auto blockLength = [&](int64_t k) { return std::clamp<int64_t>(count - k * block, 0, block); };
+  auto blockLength = [&](int64_t k) { return shardc::support::blockExtent(count, n, k); };
   auto chunksOf = [&](int64_t k) { return (blockLength(k) + chunk - 1) / chunk; };
   auto chunkLength = [&](int64_t k, int64_t c) {
     return std::min(chunk, blockLength(k) - c * chunk);
@@ -279,11 +280,11 @@ void shardrt_all_reduce(shardrt_context *ctx, int64_t op, const shardrt_group *g
     // A reduce-scatter into the member's own block of `out`, then an
     // all-gather of the blocks in place: every member ends with the same
     // bits, as each block is reduced once.
-    int64_t block = (count + g.size - 1) / g.size;
+    int64_t block = shardc::support::blockSize(count, g.size);
     std::vector<int> counts, offsets;
     for (int64_t k = 0; k < g.size; ++k) {
-      counts.push_back(mpiCount(ctx, std::clamp<int64_t>(count - k * block, 0, block)));
-      offsets.push_back(mpiCount(ctx, std::min(count, k * block)));
+      counts.push_back(mpiCount(ctx, shardc::support::blockExtent(count, g.size, k)));
+      offsets.push_back(mpiCount(ctx, shardc::support::blockStart(count, g.size, k)));
     }
     int me = 0;
     checkMpi(ctx, MPI_Comm_rank(g.comm, &me), "MPI_Comm_rank");
@@ -375,8 +376,9 @@ void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *gr
   double start = now();
   int64_t size = elementSize(ctx, dtype);
   GroupPlace place = placeInGroup(ctx, *group);
-  int64_t length = shape[dim], kept = ceilDiv(length, place.size);
-  int64_t first = std::min(place.index * kept, length), held = std::min(kept, length - first);
+  int64_t length = shape[dim], kept = shardc::support::blockSize(length, place.size);
+  int64_t first = shardc::support::blockStart(length, place.size, place.index);
+  int64_t held = shardc::support::blockExtent(length, place.size, place.index);
   int64_t inner = product(shape, dim + 1, ndims) * size, outer = product(shape, 0, dim);
   auto *dst = static_cast<char *>(out);
   const auto *src = static_cast<const char *>(in);

@@ -2,6 +2,8 @@
 // pieces every other file of the runtime uses.
 #include "runtime/Context.h"
 
+#include "support/BlockLayout.h"
+
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -123,11 +125,11 @@ int64_t meshDeviceAt(const shardrt_mesh &mesh, int64_t position) {
 }
 
 int64_t axisStride(const shardrt_mesh &mesh, const shardrt_axis_ref &axis) {
-  return mesh.axis_sizes[axis.axis] / (axis.pre_size * axis.size);
+  return shardc::support::subAxisStride(mesh.axis_sizes[axis.axis], axis.pre_size, axis.size);
 }
 
 int64_t axisDigit(const shardrt_mesh &mesh, const shardrt_axis_ref &axis, int64_t coord) {
-  return coord / axisStride(mesh, axis) % axis.size;
+  return shardc::support::subAxisDigit(coord, mesh.axis_sizes[axis.axis], axis.pre_size, axis.size);
 }
 
 void waitAll(shardrt_context *ctx, int count, MPI_Request *requests, const char *call) {

@@ -103,8 +103,6 @@ MPI_Datatype mpiType(int64_t dtype);
 
 /// Product of shape[begin, end).
 int64_t product(const int64_t *shape, int64_t begin, int64_t end);
-/// ceil(a / b) for a >= 0, b > 0.
-inline int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /// Mesh facts: device count, device id at a position.
 int64_t meshDevices(const shardrt_mesh &mesh);

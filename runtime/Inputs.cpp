@@ -2,9 +2,11 @@
 // positioned reads (pread) of the block's contiguous runs, the padding left
 // zero. With --random-inputs SEED an input without --input gets the values
 // of shardc's interpreter (interp::randomTensor(type, SEED, index)), each
-// rank computing only its block's elements from their global indices.
+// rank computing only its block's elements from their global indices with
+// the same generator (support/Random.h).
 #include "runtime/Layout.h"
 #include "runtime/Npy.h"
+#include "support/Random.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,28 +18,16 @@
 namespace shardrt {
 namespace {
 
-uint64_t splitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-/// backend/interpreter/Random.cpp: randomBits(seed, index, stream).
-uint64_t randomBits(uint64_t seed, uint64_t index, uint64_t stream) {
-  return splitMix64(splitMix64(splitMix64(seed) ^ index) ^ stream);
-}
-
 /// interp::randomTensor(type, seed, input index): floats uniform in
 /// [-1, 1), integers in [-8, 8), i1 0 or 1.
 void fillRandom(const shardrt_tensor &t, uint64_t seed, int64_t inputIndex, const Block &block,
                 char *buffer) {
-  uint64_t key = randomBits(seed, static_cast<uint64_t>(inputIndex), 0x7061726d); // "parm"
+  uint64_t key = shardc::support::randomArgumentKey(seed, static_cast<uint64_t>(inputIndex));
   forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
     for (int64_t i = 0; i < count; ++i) {
-      uint64_t bits = randomBits(key, static_cast<uint64_t>(globalOffset + i), 0);
-      double unit = -1.0 + 2.0 * static_cast<double>(bits >> 11) * 0x1.0p-53;
-      int64_t small = static_cast<int64_t>(bits >> 60) - 8;
+      uint64_t bits = shardc::support::randomBits(key, static_cast<uint64_t>(globalOffset + i));
+      double unit = shardc::support::randomArgumentFloat(bits);
+      int64_t small = shardc::support::randomArgumentInt(bits);
       int64_t at = localOffset + i;
       switch (t.dtype) {
       case SHARDRT_F32:
@@ -53,7 +43,7 @@ void fillRandom(const shardrt_tensor &t, uint64_t seed, int64_t inputIndex, cons
         reinterpret_cast<int64_t *>(buffer)[at] = small;
         break;
       default:
-        buffer[at] = static_cast<char>(bits >> 63);
+        buffer[at] = static_cast<char>(shardc::support::randomArgumentBool(bits));
       }
     }
   });

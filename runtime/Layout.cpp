@@ -1,16 +1,15 @@
 // Blocks of sharded tensors (Layout.h).
 #include "runtime/Layout.h"
 
+#include "support/BlockLayout.h"
+
 #include <algorithm>
 
 namespace shardrt {
 
 std::vector<int64_t> coordinatesOf(const shardrt_mesh &mesh, int64_t position) {
   std::vector<int64_t> coords(static_cast<size_t>(mesh.num_axes));
-  for (int64_t a = mesh.num_axes - 1; a >= 0; --a) {
-    coords[a] = position % mesh.axis_sizes[a];
-    position /= mesh.axis_sizes[a];
-  }
+  shardc::support::rowMajorDigits(mesh.axis_sizes, coords.size(), position, coords.data());
   return coords;
 }
 
@@ -46,12 +45,11 @@ Block blockAt(const shardrt_program &program, const shardrt_tensor &tensor, int6
       index = index * axis->size + digit;
       uncovered[axis->axis] -= digit * axisStride(mesh, *axis);
     }
-    int64_t size = tensor.shape[d], local = ceilDiv(size, shards);
-    int64_t start = std::min(index * local, size);
+    int64_t size = tensor.shape[d];
     block.global.push_back(size);
-    block.local.push_back(local);
-    block.start.push_back(start);
-    block.extent.push_back(block.holds ? std::min(local, size - start) : 0);
+    block.local.push_back(shardc::support::blockSize(size, shards));
+    block.start.push_back(shardc::support::blockStart(size, shards, index));
+    block.extent.push_back(block.holds ? shardc::support::blockExtent(size, shards, index) : 0);
   }
   bool emptyMesh = mesh.num_axes == 0 && !mesh.device_ids;
   block.writes = block.holds && (emptyMesh ? rank == 0

@@ -1,6 +1,6 @@
 // Which block of a global tensor this rank holds (ir/ShardingLayout.h
-// computes the same for the compiler; the runtime has its own copy because
-// it links into executables without the compiler's libraries):
+// computes the same for the compiler; both do the arithmetic with
+// support/BlockLayout.h, which libshardrt compiles in):
 //   a dim of size D sharded on axes [a1, a2, ...] splits into n = |a1|*|a2|*...
 //   shards of b = ceil(D/n) elements; shard i (mixed-radix digits of the
 //   rank's coordinates, a1 major) holds [i*b, min((i+1)*b, D)), zero-padded

@@ -2,6 +2,7 @@
 #include "runtime/ProgramText.h"
 
 #include "runtime/Context.h"
+#include "support/Npy.h"
 
 namespace shardrt {
 
@@ -51,10 +52,7 @@ std::string shardingText(const shardrt_program &program, const shardrt_tensor &t
 }
 
 std::string shapeText(const int64_t *shape, int64_t ndims) {
-  std::string text = "(";
-  for (int64_t d = 0; d < ndims; ++d)
-    text += format("%s%lld", d ? ", " : "", static_cast<long long>(shape[d]));
-  return text + (ndims == 1 ? ",)" : ")");
+  return shardc::support::npyShapeText(shape, static_cast<size_t>(ndims));
 }
 
 } // namespace shardrt

@@ -4,8 +4,8 @@
 // is a batch dim). Floats accumulate in double and round once at the end;
 // integers accumulate in uint64 and wrap.
 #include "backend/interpreter/InterpreterInternal.h"
+#include "support/Einsum.h"
 
-#include <cctype>
 #include <map>
 
 namespace shardc::interp::detail {
@@ -69,36 +69,28 @@ Tensor matmul(const Op &op, const Tensor &lhs, const Tensor &rhs) {
   return out;
 }
 
-/// `"bij,bjk->bik"`: one label string per input, and the output's.
-std::pair<std::vector<std::string>, std::string> parseEquation(const Op &op) {
+/// `"bij,bjk->bik"`: one term per input, and the output's.
+support::EinsumEquation parseEquation(const Op &op) {
   const Attribute *attr = op.attr("equation");
   if (!attr || attr->kind != Attribute::Kind::String)
     fail(op, "missing attribute: equation");
-  const std::string &text = attr->s;
-  size_t arrow = text.find("->");
-  if (arrow == std::string::npos)
-    fail(op, "equation needs an explicit output '->'");
-  std::vector<std::string> inputs(1);
-  for (size_t i = 0; i < arrow; ++i) {
-    if (text[i] == ',')
-      inputs.emplace_back();
-    else if (std::isalpha(static_cast<unsigned char>(text[i])))
-      inputs.back() += text[i];
-  }
-  std::string output;
-  for (size_t i = arrow + 2; i < text.size(); ++i)
-    if (std::isalpha(static_cast<unsigned char>(text[i])))
-      output += text[i];
-  return {inputs, output};
+  support::EinsumParse parsed = support::parseEinsum(attr->s);
+  if (!parsed.ok())
+    fail(op, parsed.message(attr->s));
+  return parsed.equation;
 }
 
 Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
-  auto [inputs, output] = parseEquation(op);
-  if (inputs.size() != operands.size())
+  support::EinsumEquation eq = parseEquation(op);
+  if (eq.inputs.size() != operands.size())
     fail(op, "number of terms doesn't match operands");
+  std::vector<std::string> inputs;
+  for (const support::EinsumTerm &term : eq.inputs)
+    inputs.push_back(term.labels);
+  const std::string &output = eq.output.labels;
   // Every label gets a position in one combined index: the output's labels
   // first, then the summed ones.
-  std::string labels = output;
+  std::string labels = eq.labelsOutputFirst();
   std::map<char, int64_t> sizes;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i].size() != operands[i]->rank())
@@ -108,8 +100,6 @@ Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
       auto [it, inserted] = sizes.emplace(c, operands[i]->shape()[d]);
       if (!inserted && it->second != operands[i]->shape()[d])
         fail(op, std::string("label has inconsistent sizes: ") + c);
-      if (labels.find(c) == std::string::npos)
-        labels += c;
     }
   }
   std::vector<int64_t> outShape, sumShape;

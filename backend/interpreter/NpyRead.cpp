@@ -2,9 +2,10 @@
 // the file and says what was expected.
 #include "backend/interpreter/Npy.h"
 
+#include "support/Npy.h"
+
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,187 +17,66 @@ namespace {
 
 static_assert(sizeof(float) == 4 && sizeof(double) == 8, ".npy floats are IEEE 754");
 
-/// The header dict, e.g. `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`.
-struct Header {
-  std::string descr;
-  bool fortranOrder = false;
-  std::vector<int64_t> shape;
-};
-
-/// A recursive-descent reader for the Python literal subset .npy headers use.
-class HeaderParser {
-public:
-  HeaderParser(const std::string &text, const std::string &file) : text_(text), file_(file) {}
-
-  Header parse() {
-    Header header;
-    bool seenDescr = false, seenOrder = false, seenShape = false;
-    expect('{');
-    while (!peek('}')) {
-      std::string key = quoted();
-      expect(':');
-      if (key == "descr") {
-        header.descr = quoted();
-        seenDescr = true;
-      } else if (key == "fortran_order") {
-        header.fortranOrder = boolean();
-        seenOrder = true;
-      } else if (key == "shape") {
-        header.shape = tuple();
-        seenShape = true;
-      } else {
-        fail(fmt::format("unknown key '{}'", key));
-      }
-      if (!peek('}'))
-        expect(',');
-    }
-    expect('}');
-    if (!seenDescr || !seenOrder || !seenShape)
-      fail(fmt::format("missing key '{}'", !seenDescr   ? "descr"
-                                           : !seenOrder ? "fortran_order"
-                                                        : "shape"));
-    return header;
-  }
-
-private:
-  [[noreturn]] void fail(const std::string &what) {
-    throw Error(fmt::format("{}: bad .npy header: {}", file_, what));
-  }
-  void skipSpace() {
-    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])))
-      ++pos_;
-  }
-  bool peek(char c) {
-    skipSpace();
-    return pos_ < text_.size() && text_[pos_] == c;
-  }
-  void expect(char c) {
-    if (!peek(c))
-      fail(fmt::format("expected '{}' at offset {} of the header", c, pos_));
-    ++pos_;
-  }
-  std::string quoted() {
-    skipSpace();
-    char q = pos_ < text_.size() ? text_[pos_] : 0;
-    if (q != '\'' && q != '"')
-      fail(fmt::format("expected a quoted string at offset {} of the header", pos_));
-    size_t end = text_.find(q, pos_ + 1);
-    if (end == std::string::npos)
-      fail("unterminated string");
-    std::string s = text_.substr(pos_ + 1, end - pos_ - 1);
-    pos_ = end + 1;
-    return s;
-  }
-  bool boolean() {
-    skipSpace();
-    for (auto [word, value] : {std::pair{"True", true}, {"False", false}})
-      if (text_.compare(pos_, std::strlen(word), word) == 0) {
-        pos_ += std::strlen(word);
-        return value;
-      }
-    fail(fmt::format("expected True or False at offset {} of the header", pos_));
-  }
-  std::vector<int64_t> tuple() {
-    std::vector<int64_t> values;
-    expect('(');
-    while (!peek(')')) {
-      size_t start = pos_;
-      int64_t v = 0;
-      while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) {
-        if (v > (INT64_C(1) << 62) / 10)
-          fail("dimension too large");
-        v = v * 10 + (text_[pos_++] - '0');
-      }
-      if (pos_ == start)
-        fail(fmt::format("expected a dimension at offset {} of the header", pos_));
-      values.push_back(v);
-      if (!peek(')'))
-        expect(',');
-    }
-    expect(')');
-    return values;
-  }
-
-  const std::string &text_;
-  const std::string &file_;
-  size_t pos_ = 0;
-};
-
 std::string shapeText(const std::vector<int64_t> &shape) {
-  return shape.size() == 1 ? fmt::format("({},)", shape[0])
-                           : fmt::format("({})", fmt::join(shape, ", "));
+  return support::npyShapeText(shape.data(), shape.size());
 }
 
-std::optional<DType> dtypeOfDescr(const std::string &descr) {
-  for (DType t : {DType::F32, DType::F64, DType::I32, DType::I64, DType::I1})
-    if (descr == npyDescr(t) || (descr.size() == 3 && descr[0] == '=' &&
-                                 descr.substr(1) == std::string(npyDescr(t)).substr(1)))
-      return t;
-  if (descr == "<b1" || descr == "=b1")
-    return DType::I1;
-  return std::nullopt;
-}
+// DType and support::NpyDType list the same types in the same order.
+static_assert(static_cast<int>(DType::F32) == static_cast<int>(support::NpyDType::F32) &&
+              static_cast<int>(DType::F64) == static_cast<int>(support::NpyDType::F64) &&
+              static_cast<int>(DType::I32) == static_cast<int>(support::NpyDType::I32) &&
+              static_cast<int>(DType::I64) == static_cast<int>(support::NpyDType::I64) &&
+              static_cast<int>(DType::I1) == static_cast<int>(support::NpyDType::I1));
 
-uint32_t littleEndian(const std::string &bytes, size_t offset, size_t n) {
-  uint32_t v = 0;
-  for (size_t i = n; i-- > 0;)
-    v = v << 8 | static_cast<unsigned char>(bytes[offset + i]);
-  return v;
-}
+support::NpyDType npyDType(DType dtype) { return static_cast<support::NpyDType>(dtype); }
 
 } // namespace
 
-const char *npyDescr(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "<f4";
-  case DType::F64:
-    return "<f8";
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  case DType::I1:
-    return "|b1";
-  }
-  return "?";
-}
+const char *npyDescr(DType dtype) { return support::npyDescr(npyDType(dtype)); }
 
 Tensor decodeNpy(const std::string &bytes, const std::string &name,
                  const std::optional<TensorType> &expected) {
-  static const char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 6 || bytes.compare(0, 6, kMagic, 6) != 0)
+  using Status = support::NpyPreamble::Status;
+  support::NpyPreamble preamble = support::parseNpyPreamble(bytes);
+  switch (preamble.status) {
+  case Status::Ok:
+    break;
+  case Status::NotNpy:
     throw Error(fmt::format("{}: not a .npy file: it does not start with \"\\x93NUMPY\"", name));
-  if (bytes.size() < 10)
+  case Status::Truncated:
     throw Error(
         fmt::format("{}: truncated .npy file: {} bytes, no complete header", name, bytes.size()));
-  int major = static_cast<unsigned char>(bytes[6]), minor = static_cast<unsigned char>(bytes[7]);
-  if (major < 1 || major > 3 || minor != 0)
+  case Status::BadVersion:
     throw Error(fmt::format("{}: unsupported .npy version {}.{} (1.0, 2.0 and 3.0 are read)", name,
-                            major, minor));
-  size_t lengthBytes = major == 1 ? 2 : 4;
-  if (bytes.size() < 8 + lengthBytes)
+                            preamble.major, preamble.minor));
+  case Status::NoHeaderLength:
     throw Error(fmt::format("{}: truncated .npy file: no header length", name));
-  size_t headerLength = littleEndian(bytes, 8, lengthBytes);
-  size_t dataStart = 8 + lengthBytes + headerLength;
+  }
+  size_t headerLength = preamble.headerLength;
+  size_t dataStart = preamble.headerOffset + headerLength;
   if (bytes.size() < dataStart)
     throw Error(fmt::format("{}: truncated .npy file: the header is {} bytes, {} are left", name,
-                            headerLength, bytes.size() - 8 - lengthBytes));
-  Header header = HeaderParser(bytes.substr(8 + lengthBytes, headerLength), name).parse();
+                            headerLength, bytes.size() - preamble.headerOffset));
+  support::NpyHeader header;
+  std::string problem = support::parseNpyHeader(
+      std::string_view(bytes).substr(preamble.headerOffset, headerLength), header);
+  if (!problem.empty())
+    throw Error(fmt::format("{}: bad .npy header: {}", name, problem));
 
-  std::optional<DType> dtype = dtypeOfDescr(header.descr);
-  if (!dtype)
+  std::optional<support::NpyDType> npyType = support::npyDTypeOfDescr(header.descr);
+  if (!npyType)
     throw Error(fmt::format("{}: unsupported element type '{}' (f32 <f4, f64 <f8, i32 <i4, "
                             "i64 <i8, i1 |b1 are read)",
                             name, header.descr));
+  DType dtype = static_cast<DType>(*npyType);
   if (header.fortranOrder)
     throw Error(fmt::format("{}: Fortran order is not supported: save the array in C order "
                             "(numpy.ascontiguousarray)",
                             name));
-  if (expected && *dtype != expected->dtype)
+  if (expected && dtype != expected->dtype)
     throw Error(fmt::format("{}: element type doesn't match: expected {} ({}), got {} ({})", name,
                             npyDescr(expected->dtype), dtypeName(expected->dtype), header.descr,
-                            dtypeName(*dtype)));
+                            dtypeName(dtype)));
   if (expected && header.shape != expected->shape)
     throw Error(fmt::format("{}: shape doesn't match: expected {} for {}, got {}", name,
                             shapeText(expected->shape), expected->str(), shapeText(header.shape)));
@@ -205,8 +85,8 @@ Tensor decodeNpy(const std::string &bytes, const std::string &name,
   for (int64_t d : header.shape)
     if (__builtin_mul_overflow(count, d, &count) || count > (INT64_C(1) << 40))
       throw Error(fmt::format("{}: shape {} is too large", name, shapeText(header.shape)));
-  TensorType type{header.shape, *dtype};
-  uint64_t width = static_cast<uint64_t>(dtypeBytes(*dtype));
+  TensorType type{header.shape, dtype};
+  uint64_t width = static_cast<uint64_t>(dtypeBytes(dtype));
   uint64_t dataBytes = static_cast<uint64_t>(count) * width;
   uint64_t have = bytes.size() - dataStart;
   if (have < dataBytes)
@@ -221,7 +101,7 @@ Tensor decodeNpy(const std::string &bytes, const std::string &name,
   const char *data = bytes.data() + dataStart;
   for (int64_t i = 0; i < count; ++i) {
     const char *p = data + i * width;
-    switch (*dtype) {
+    switch (dtype) {
     case DType::F32: {
       float f;
       std::memcpy(&f, p, 4);

@@ -2,6 +2,8 @@
 // target, renamed into place only when everything was written.
 #include "backend/interpreter/Npy.h"
 
+#include "support/Npy.h"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -14,20 +16,7 @@
 namespace shardc::interp {
 
 std::string encodeNpy(const Tensor &t) {
-  std::string shape = t.rank() == 1 ? fmt::format("({},)", t.shape()[0])
-                                    : fmt::format("({})", fmt::join(t.shape(), ", "));
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}",
-                                   npyDescr(t.dtype()), shape);
-  // numpy pads the header with spaces and a newline so that the data starts
-  // at a multiple of 64 bytes.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header.push_back('\n');
-
-  std::string out("\x93NUMPY\x01\x00", 8);
-  out.push_back(static_cast<char>(header.size() & 0xff));
-  out.push_back(static_cast<char>(header.size() >> 8));
-  out += header;
+  std::string out = support::npyHeaderBytes(npyDescr(t.dtype()), t.shape().data(), t.rank());
   int64_t width = dtypeBytes(t.dtype());
   size_t dataStart = out.size();
   out.resize(dataStart + static_cast<size_t>(t.size() * width));

@@ -2,9 +2,9 @@
 #include "backend/llvm/ContractionPlan.h"
 
 #include "backend/llvm/Codegen.h"
+#include "support/Einsum.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 
 namespace shardc::llvmgen {
@@ -48,38 +48,25 @@ ContractionPlan einsumPlan(const Op &op) {
   const Attribute *attr = op.attr("equation");
   if (!attr || attr->kind != Attribute::Kind::String)
     throw CodegenError(op.loc, "einsum needs an `equation`");
-  const std::string &text = attr->s;
-  size_t arrow = text.find("->");
-  if (arrow == std::string::npos)
-    throw CodegenError(op.loc, "einsum equation needs an explicit output '->'");
-  std::vector<std::string> terms(1);
-  for (size_t i = 0; i < arrow; ++i) {
-    if (text[i] == ',')
-      terms.emplace_back();
-    else if (std::isalpha(static_cast<unsigned char>(text[i])))
-      terms.back() += text[i];
-  }
-  std::string labels;
-  for (size_t i = arrow + 2; i < text.size(); ++i)
-    if (std::isalpha(static_cast<unsigned char>(text[i])))
-      labels += text[i];
+  support::EinsumParse parsed = support::parseEinsum(attr->s);
+  if (!parsed.ok())
+    throw CodegenError(op.loc, "einsum " + parsed.message(attr->s));
+  const support::EinsumEquation &eq = parsed.equation;
   ContractionPlan plan;
-  plan.outputRank = labels.size();
-  if (terms.size() != op.operands.size())
+  plan.outputRank = eq.output.labels.size();
+  if (eq.inputs.size() != op.operands.size())
     throw CodegenError(op.loc, "einsum terms do not match its operands");
-  for (size_t i = 0; i < terms.size(); ++i)
-    for (char c : terms[i])
-      if (labels.find(c) == std::string::npos)
-        labels += c;
+  std::string labels = eq.labelsOutputFirst();
   plan.sizes.assign(labels.size(), 1);
-  for (size_t i = 0; i < terms.size(); ++i) {
+  for (size_t i = 0; i < eq.inputs.size(); ++i) {
+    const std::string &term = eq.inputs[i].labels;
     const TensorType &t = op.operands[i]->type;
-    if (terms[i].size() != t.rank())
+    if (term.size() != t.rank())
       throw CodegenError(op.loc, "einsum term rank does not match its operand");
     std::vector<int64_t> own = rowMajorStrides(t.shape);
     std::vector<int64_t> s(labels.size(), 0);
-    for (size_t d = 0; d < terms[i].size(); ++d) {
-      size_t label = labels.find(terms[i][d]);
+    for (size_t d = 0; d < term.size(); ++d) {
+      size_t label = labels.find(term[d]);
       plan.sizes[label] = t.shape[d];
       s[label] += own[d];
     }

@@ -1,10 +1,11 @@
 // Creation ops, one element at a time: constant (a splat is an immediate, a
 // dense literal a private constant array), iota, and the random ops. Random
-// values are the interpreter's counter-based generator
-// (backend/interpreter/Random.cpp) computed at the element's linear index in
+// values are the counter-based generator of support/Random.h (the
+// interpreter's, with the same constants) computed at the element's linear index in
 // the op's result: in a per-device body random ops stand at their global
 // shape, so every device computes exactly the global program's values.
 #include "backend/llvm/ElementalInternal.h"
+#include "support/Random.h"
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/GlobalVariable.h>
@@ -73,34 +74,27 @@ llvm::Value *iota(KernelLowering &k, const Op &op, ElementIndex &index) {
 
 // ---- random -------------------------------------------------------------------
 
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-constexpr uint64_t kMix1 = 0xbf58476d1ce4e5b9ULL;
-constexpr uint64_t kMix2 = 0x94d049bb133111ebULL;
-
-uint64_t splitMix64(uint64_t x) {
-  x += kGolden;
-  x = (x ^ (x >> 30)) * kMix1;
-  x = (x ^ (x >> 27)) * kMix2;
-  return x ^ (x >> 31);
-}
-
+/// support::splitMix64 on an i64 value: the same constants and shifts.
 llvm::Value *emitSplitMix64(KernelLowering &k, llvm::Value *x) {
   llvm::IRBuilder<> &b = k.builder;
-  x = b.CreateAdd(x, b.getInt64(kGolden));
-  x = b.CreateMul(b.CreateXor(x, b.CreateLShr(x, 30)), b.getInt64(kMix1));
-  x = b.CreateMul(b.CreateXor(x, b.CreateLShr(x, 27)), b.getInt64(kMix2));
-  return b.CreateXor(x, b.CreateLShr(x, 31));
+  x = b.CreateAdd(x, b.getInt64(support::kSplitMixIncrement));
+  x = b.CreateMul(b.CreateXor(x, b.CreateLShr(x, support::kSplitMixShift1)),
+                  b.getInt64(support::kSplitMixMultiplier1));
+  x = b.CreateMul(b.CreateXor(x, b.CreateLShr(x, support::kSplitMixShift2)),
+                  b.getInt64(support::kSplitMixMultiplier2));
+  return b.CreateXor(x, b.CreateLShr(x, support::kSplitMixShift3));
 }
 
-/// interp::randomUnit(seed, index, stream): a double in [0, 1) from the top
-/// 53 of randomBits = splitMix(splitMix(splitMix(seed) ^ index) ^ stream).
+/// support::randomUnit(seed, index, stream): a double in [0, 1) from the top
+/// 53 of randomBits = splitMix(splitMix(splitMix(seed) ^ index) ^ stream),
+/// the innermost step folded at compile time.
 llvm::Value *emitRandomUnit(KernelLowering &k, uint64_t seed, llvm::Value *index, uint64_t stream) {
   llvm::IRBuilder<> &b = k.builder;
-  llvm::Value *bits = emitSplitMix64(k, b.CreateXor(b.getInt64(splitMix64(seed)), index));
+  llvm::Value *bits = emitSplitMix64(k, b.CreateXor(b.getInt64(support::splitMix64(seed)), index));
   bits = emitSplitMix64(k, b.CreateXor(bits, b.getInt64(stream)));
   // Below 2^53 the signed conversion is exact (and cheaper to vectorize).
-  llvm::Value *unit = b.CreateSIToFP(b.CreateLShr(bits, 11), b.getDoubleTy());
-  return b.CreateFMul(unit, llvm::ConstantFP::get(b.getDoubleTy(), 0x1.0p-53));
+  llvm::Value *unit = b.CreateSIToFP(b.CreateLShr(bits, support::kUnitShift), b.getDoubleTy());
+  return b.CreateFMul(unit, llvm::ConstantFP::get(b.getDoubleTy(), support::kUnitScale));
 }
 
 llvm::Value *random(KernelLowering &k, const Op &op, ElementIndex &index) {

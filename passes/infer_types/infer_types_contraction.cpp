@@ -8,11 +8,11 @@
 //     letter twice in one term (numpy's diagonals/traces).
 //   - reduction dims are 0..rank-1 (no negative dims), each at most once.
 #include "passes/infer_types/InferTypesInternal.h"
+#include "support/Einsum.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
@@ -71,14 +71,6 @@ std::optional<TensorType> inferMatmul(Op &op, InferContext &ctx) {
   return TensorType{*shape, lhs.dtype};
 }
 
-/// The parsed einsum equation: one label string per input, and the output.
-struct Equation {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::vector<size_t> inputOffsets; // byte offset of each input term
-  size_t outputOffset = 0;
-};
-
 class EinsumChecker {
 public:
   EinsumChecker(Op &op, InferContext &ctx, const Attribute &attr)
@@ -88,9 +80,14 @@ public:
   }
 
   std::optional<TensorType> run() {
-    std::optional<Equation> eq = parse();
-    if (!eq)
+    support::EinsumParse parsed = support::parseEinsum(text_);
+    if (!parsed.ok()) {
+      bool whole = parsed.error == support::EinsumParse::Error::MissingArrow;
+      error(whole ? kWhole : parsed.errorOffset,
+            "einsum - " + parsed.message(text_) + (whole ? ": \"" + text_ + "\"" : ""));
       return std::nullopt;
+    }
+    const support::EinsumEquation *eq = &parsed.equation;
     if (eq->inputs.size() != op_.operands.size()) {
       error(kWhole, fmt::format("einsum - number of terms doesn't match operands: {} != {}",
                                 eq->inputs.size(), op_.operands.size()));
@@ -100,10 +97,10 @@ public:
       return std::nullopt;
     std::map<char, int64_t> sizes;
     for (size_t i = 0; i < eq->inputs.size(); ++i) {
-      const std::string &term = eq->inputs[i];
+      const std::string &term = eq->inputs[i].labels;
       const TensorType &type = op_.operands[i]->type;
       if (term.size() != type.rank()) {
-        error(eq->inputOffsets[i],
+        error(eq->inputs[i].offset,
               fmt::format("einsum - operand {} rank doesn't match term \"{}\": {} != {}", i, term,
                           type.rank(), term.size()),
               term.size());
@@ -112,13 +109,13 @@ public:
       for (size_t d = 0; d < term.size(); ++d) {
         char label = term[d];
         if (term.find(label) != d) {
-          error(eq->inputOffsets[i] + d,
+          error(eq->inputs[i].offset + d,
                 fmt::format("einsum - label repeated in term \"{}\": {}", term, label));
           return std::nullopt;
         }
         auto [it, inserted] = sizes.emplace(label, type.shape[d]);
         if (!inserted && it->second != type.shape[d]) {
-          error(eq->inputOffsets[i] + d,
+          error(eq->inputs[i].offset + d,
                 fmt::format("einsum - label {} has inconsistent sizes: {} != {}", label, it->second,
                             type.shape[d]));
           return std::nullopt;
@@ -126,15 +123,16 @@ public:
       }
     }
     std::vector<int64_t> shape;
-    for (size_t d = 0; d < eq->output.size(); ++d) {
-      char label = eq->output[d];
-      if (eq->output.find(label) != d) {
-        error(eq->outputOffset + d, fmt::format("einsum - output label repeated: {}", label));
+    const std::string &output = eq->output.labels;
+    for (size_t d = 0; d < output.size(); ++d) {
+      char label = output[d];
+      if (output.find(label) != d) {
+        error(eq->output.offset + d, fmt::format("einsum - output label repeated: {}", label));
         return std::nullopt;
       }
       auto it = sizes.find(label);
       if (it == sizes.end()) {
-        error(eq->outputOffset + d,
+        error(eq->output.offset + d,
               fmt::format("einsum - output label not in any input: {}", label));
         return std::nullopt;
       }
@@ -144,50 +142,6 @@ public:
   }
 
 private:
-  // Terms are letters; spaces are allowed around them, as numpy allows.
-  std::optional<Equation> parse() {
-    size_t arrow = text_.find("->");
-    if (arrow == std::string::npos) {
-      error(kWhole, fmt::format("einsum - equation needs an explicit output '->': \"{}\"", text_));
-      return std::nullopt;
-    }
-    Equation eq;
-    std::string term;
-    size_t termStart = 0;
-    for (size_t i = 0; i <= arrow; ++i) {
-      char c = i < arrow ? text_[i] : ',';
-      if (c == ',') {
-        eq.inputs.push_back(term);
-        eq.inputOffsets.push_back(termStart);
-        term.clear();
-        termStart = i + 1;
-      } else if (std::isalpha(static_cast<unsigned char>(c))) {
-        if (term.empty())
-          termStart = i;
-        term += c;
-      } else if (c != ' ') {
-        return badCharacter(i);
-      }
-    }
-    eq.outputOffset = arrow + 2;
-    for (size_t i = arrow + 2; i < text_.size(); ++i) {
-      char c = text_[i];
-      if (std::isalpha(static_cast<unsigned char>(c))) {
-        if (eq.output.empty())
-          eq.outputOffset = i;
-        eq.output += c;
-      } else if (c != ' ') {
-        return badCharacter(i);
-      }
-    }
-    return eq;
-  }
-
-  std::optional<Equation> badCharacter(size_t offset) {
-    error(offset, fmt::format("einsum - unexpected character in equation: '{}'", text_[offset]));
-    return std::nullopt;
-  }
-
   static constexpr size_t kWhole = std::string::npos;
 
   /// Points at `length` characters from `offset` in the equation, or at the

@@ -2,8 +2,8 @@
 // that disappear from the result are reduction factors, sharding them leaves
 // partial results that the partitioner all_reduces (or reduce_scatters).
 #include "passes/rules/ShardingRulesInternal.h"
+#include "support/Einsum.h"
 
-#include <cctype>
 #include <map>
 #include <string>
 
@@ -55,41 +55,15 @@ std::optional<ShardingRule> matmulRule(const OpShapes &shapes) {
   return rule;
 }
 
-/// The terms of an einsum equation: letters, spaces ignored, an explicit
-/// `->` (infer-types accepts exactly these).
-struct Equation {
-  std::vector<std::string> inputs;
-  std::string output;
-};
-
-std::optional<Equation> parseEquation(const std::string &text) {
-  size_t arrow = text.find("->");
-  if (arrow == std::string::npos)
-    return std::nullopt;
-  Equation eq;
-  eq.inputs.emplace_back();
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (i == arrow || i == arrow + 1)
-      continue;
-    char c = text[i];
-    std::string &term = i < arrow ? eq.inputs.back() : eq.output;
-    if (std::isalpha(static_cast<unsigned char>(c)))
-      term += c;
-    else if (c == ',' && i < arrow)
-      eq.inputs.emplace_back();
-    else if (c != ' ')
-      return std::nullopt;
-  }
-  return eq;
-}
-
 std::optional<ShardingRule> einsumRule(const Op &op, const OpShapes &shapes) {
   const Attribute *attr = op.attr("equation");
   if (!attr || attr->kind != Attribute::Kind::String)
     return std::nullopt;
-  std::optional<Equation> eq = parseEquation(attr->s);
-  if (!eq || eq->inputs.size() != shapes.operands.size() ||
-      eq->output.size() != shapes.result.size())
+  // The equation infer-types accepted (letters, spaces ignored, an explicit `->`).
+  support::EinsumParse parsed = support::parseEinsum(attr->s);
+  const support::EinsumEquation &eq = parsed.equation;
+  if (!parsed.ok() || eq.inputs.size() != shapes.operands.size() ||
+      eq.output.labels.size() != shapes.result.size())
     return std::nullopt;
 
   // 1. Each label's size, consistent across the inputs and the output.
@@ -106,27 +80,26 @@ std::optional<ShardingRule> einsumRule(const Op &op, const OpShapes &shapes) {
     }
     return true;
   };
-  for (size_t i = 0; i < eq->inputs.size(); ++i)
-    if (!record(eq->inputs[i], shapes.operands[i]))
+  for (size_t i = 0; i < eq.inputs.size(); ++i)
+    if (!record(eq.inputs[i].labels, shapes.operands[i]))
       return std::nullopt;
   size_t inputLabels = sizes.size();
-  if (!record(eq->output, shapes.result) || sizes.size() != inputLabels)
+  if (!record(eq.output.labels, shapes.result) || sizes.size() != inputLabels)
     return std::nullopt; // an output label in no input
 
   // 2. Factors: the output's labels, then the summed ones.
   ShardingRule rule = emptyRule(shapes);
   std::map<char, int> factors;
-  for (size_t d = 0; d < eq->output.size(); ++d)
-    factors[eq->output[d]] = addResultFactor(rule, shapes, d, FactorKind::PassThrough);
-  for (const std::string &term : eq->inputs)
-    for (char label : term)
-      if (!factors.count(label))
-        factors[label] = rule.addFactor(sizes[label], FactorKind::Reduction);
+  std::string labels = eq.labelsOutputFirst();
+  for (size_t l = 0; l < labels.size(); ++l)
+    factors[labels[l]] = l < eq.output.labels.size()
+                             ? addResultFactor(rule, shapes, l, FactorKind::PassThrough)
+                             : rule.addFactor(sizes[labels[l]], FactorKind::Reduction);
 
   // 3. Every operand dim maps to its label's factor.
-  for (size_t i = 0; i < eq->inputs.size(); ++i)
-    for (size_t d = 0; d < eq->inputs[i].size(); ++d)
-      rule.operands[i][d].push_back(factors[eq->inputs[i][d]]);
+  for (size_t i = 0; i < eq.inputs.size(); ++i)
+    for (size_t d = 0; d < eq.inputs[i].labels.size(); ++d)
+      rule.operands[i][d].push_back(factors[eq.inputs[i].labels[d]]);
   return rule;
 }
 
