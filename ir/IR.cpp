@@ -15,6 +15,83 @@ std::optional<std::vector<int64_t>> Attribute::intList() const {
   return out;
 }
 
+bool decodeAttribute(const Attribute &a, int64_t &out) {
+  if (a.kind != Attribute::Kind::Int)
+    return false;
+  out = a.i;
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, double &out) {
+  if (!a.isNumber())
+    return false;
+  out = a.number();
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, bool &out) {
+  if (a.kind != Attribute::Kind::Bool)
+    return false;
+  out = a.b;
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, std::string &out) {
+  if (a.kind != Attribute::Kind::String)
+    return false;
+  out = a.s;
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, std::vector<int64_t> &out) {
+  std::optional<std::vector<int64_t>> values = a.intList();
+  if (!values)
+    return false;
+  out = std::move(*values);
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, std::vector<std::pair<int64_t, int64_t>> &out) {
+  if (a.kind != Attribute::Kind::List)
+    return false;
+  out.clear();
+  for (const Attribute &pair : a.list) {
+    std::optional<std::vector<int64_t>> ends = pair.intList();
+    if (!ends || ends->size() != 2)
+      return false;
+    out.emplace_back((*ends)[0], (*ends)[1]);
+  }
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, std::vector<AxisRef> &out) {
+  if (a.kind != Attribute::Kind::AxisSet)
+    return false;
+  out = a.axes;
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, Sharding &out) {
+  if (a.kind != Attribute::Kind::Sharding || a.shardings.size() != 1)
+    return false;
+  out = a.shardings.front();
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, std::vector<Sharding> &out) {
+  if (a.kind != Attribute::Kind::ShardingList)
+    return false;
+  out = a.shardings;
+  return true;
+}
+
+bool decodeAttribute(const Attribute &a, DenseLiteral &out) {
+  if (a.kind != Attribute::Kind::Dense)
+    return false;
+  out = a.dense;
+  return true;
+}
+
 const NamedAttribute *Op::namedAttr(std::string_view name) const {
   for (const NamedAttribute &a : attrs)
     if (a.name == name)
@@ -67,9 +144,9 @@ std::vector<std::string> Module::meshNames() const {
 ManualComputationParts manualComputationParts(const Op &op) {
   static const std::vector<Sharding> kNoShardings;
   static const std::vector<AxisRef> kNoAxes;
-  const Attribute *ins = op.attr("in_shardings");
-  const Attribute *outs = op.attr("out_shardings");
-  const Attribute *axes = op.attr("manual_axes");
+  const Attribute *ins = op.attr(attrs::inShardings);
+  const Attribute *outs = op.attr(attrs::outShardings);
+  const Attribute *axes = op.attr(attrs::manualAxes);
   return {ins ? ins->shardings : kNoShardings, outs ? outs->shardings : kNoShardings,
           axes ? axes->axes : kNoAxes};
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ir/Diagnostics.h"
+#include "ir/OpAttributes.h"
 #include "ir/Ops.h"
 #include "ir/Sharding.h"
 #include "ir/Types.h"
@@ -122,6 +123,19 @@ struct Block {
   Loc endLoc; // the `}`
 };
 
+/// Decodes `a` into the type of an AttrKey; false when it is of another
+/// kind. One overload per type that ir/OpAttributes.h uses.
+bool decodeAttribute(const Attribute &a, int64_t &out);
+bool decodeAttribute(const Attribute &a, double &out);
+bool decodeAttribute(const Attribute &a, bool &out);
+bool decodeAttribute(const Attribute &a, std::string &out);
+bool decodeAttribute(const Attribute &a, std::vector<int64_t> &out);
+bool decodeAttribute(const Attribute &a, std::vector<std::pair<int64_t, int64_t>> &out);
+bool decodeAttribute(const Attribute &a, std::vector<AxisRef> &out);
+bool decodeAttribute(const Attribute &a, Sharding &out);
+bool decodeAttribute(const Attribute &a, std::vector<Sharding> &out);
+bool decodeAttribute(const Attribute &a, DenseLiteral &out);
+
 class Op {
 public:
   OpKind kind;
@@ -141,6 +155,28 @@ public:
   std::unique_ptr<Block> body;
 
   const char *name() const { return opName(kind); }
+  /// The attribute `key` names (ir/OpAttributes.h) as written, for checks
+  /// that report its kind or location; null when absent.
+  template <class T> const Attribute *attr(AttrKey<T> key) const { return attr(key.name); }
+  template <class T> const NamedAttribute *namedAttr(AttrKey<T> key) const {
+    return namedAttr(key.name);
+  }
+  /// The value of attribute `key`, decoded to its type; nullopt when it is
+  /// absent or of another kind (infer-types reports those).
+  template <class T> std::optional<T> get(AttrKey<T> key) const {
+    const Attribute *a = attr(key.name);
+    T value{};
+    if (!a || !decodeAttribute(*a, value))
+      return std::nullopt;
+    return value;
+  }
+  /// The same, `fallback` when absent or of another kind.
+  template <class T, class U> T get(AttrKey<T> key, U &&fallback) const {
+    std::optional<T> value = get(key);
+    return value ? std::move(*value) : T(std::forward<U>(fallback));
+  }
+  /// By spelling: for the parser, the printer and attribute checks that
+  /// walk every attribute; everything else uses the typed keys.
   const Attribute *attr(std::string_view name) const;
   const NamedAttribute *namedAttr(std::string_view name) const;
   /// Sets (replacing) an attribute.

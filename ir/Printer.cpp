@@ -256,13 +256,13 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   switch (op.kind) {
   case OpKind::Einsum: {
     special.insert("equation");
-    const Attribute *eq = op.attr("equation");
+    const Attribute *eq = op.attr(attrs::equation);
     os_ << "einsum " << quote(eq ? eq->s : std::string()) << " (" << operandList() << ")";
     break;
   }
   case OpKind::Constant: {
     special.insert("value");
-    const Attribute *value = op.attr("value");
+    const Attribute *value = op.attr(attrs::dense);
     os_ << "constant "
         << (value && value->kind == Attribute::Kind::Dense ? printDense(value->dense)
                                                            : std::string("dense<0>"));
@@ -272,7 +272,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   case OpKind::Reshard: {
     special.insert("sharding");
     os_ << op.name() << " " << operandList();
-    const Attribute *s = op.attr("sharding");
+    const Attribute *s = op.attr(attrs::sharding);
     if (s && !s->shardings.empty())
       os_ << " " << printSharding(s->shardings.front());
     break;
@@ -286,7 +286,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
           out += (i ? ", " : "") + printSharding(a->shardings[i]);
       return out + "]";
     };
-    const Attribute *axes = op.attr("manual_axes");
+    const Attribute *axes = op.attr(attrs::manualAxes);
     os_ << "manual_computation (" << operandList() << ") in_shardings=" << list("in_shardings")
         << " out_shardings=" << list("out_shardings")
         << " manual_axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{}) << " (";

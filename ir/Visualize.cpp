@@ -359,7 +359,7 @@ public:
               note);
       if (!op->body)
         continue;
-      const Attribute *manual = op->attr("manual_axes");
+      const Attribute *manual = op->attr(attrs::manualAxes);
       std::vector<std::string> axes;
       for (const AxisRef &a : manual ? manual->axes : std::vector<AxisRef>{})
         axes.push_back(a.str());

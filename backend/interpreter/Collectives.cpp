@@ -26,7 +26,7 @@ struct Groups {
 };
 
 Groups formGroups(const Op &op, const Instances &instances) {
-  const Attribute *attr = op.attr("axes");
+  const Attribute *attr = op.attr(attrs::axes);
   if (!attr || attr->kind != Attribute::Kind::AxisSet)
     fail(op, "missing attribute: axes");
   const std::vector<AxisRef> &axes = attr->axes;
@@ -64,12 +64,11 @@ Groups formGroups(const Op &op, const Instances &instances) {
   return groups;
 }
 
-int64_t intAttr(const Op &op, const char *name, size_t rank) {
-  const Attribute *attr = op.attr(name);
-  if (!attr || attr->kind != Attribute::Kind::Int || attr->i < 0 ||
-      attr->i >= static_cast<int64_t>(rank))
-    fail(op, fmt::format("{} out of range", name));
-  return attr->i;
+int64_t intAttr(const Op &op, AttrKey<int64_t> key, size_t rank) {
+  std::optional<int64_t> value = op.get(key);
+  if (!value || *value < 0 || *value >= static_cast<int64_t>(rank))
+    fail(op, fmt::format("{} out of range", key.name));
+  return *value;
 }
 
 /// Elementwise sum / max / min of `parts`, in order.
@@ -106,7 +105,7 @@ Tensor reduceParts(const Op &op, const std::vector<const Tensor *> &parts,
 }
 
 std::string reductionKind(const Op &op) {
-  const Attribute *attr = op.attr("kind");
+  const Attribute *attr = op.attr(attrs::kind);
   std::string kind = attr ? attr->s : "sum";
   if (kind != "sum" && kind != "max" && kind != "min")
     fail(op, fmt::format("unknown reduction kind: \"{}\"", kind));
@@ -117,7 +116,7 @@ std::vector<Tensor> collectivePermute(const Op &op, const std::vector<const Tens
   std::vector<Tensor> out;
   for (const Tensor *t : operands)
     out.emplace_back(t->type()); // an instance that is no target gets zeros
-  const Attribute *pairs = op.attr("pairs");
+  const Attribute *pairs = op.attr(attrs::pairs);
   if (!pairs || pairs->kind != Attribute::Kind::List)
     fail(op, "missing attribute: pairs");
   for (const Attribute &pair : pairs->list) {
@@ -137,7 +136,7 @@ std::vector<Tensor> collectivePermute(const Op &op, const std::vector<const Tens
 std::vector<Tensor> evalCollective(const Op &op, const Instances &instances,
                                    const std::vector<const Tensor *> &operands) {
   if (op.kind == OpKind::AxisIndex) {
-    const Attribute *axis = op.attr("axis");
+    const Attribute *axis = op.attr(attrs::axis);
     if (!axis || axis->kind != Attribute::Kind::String)
       fail(op, "missing attribute: axis");
     if (!instances.isManual(axis->s))
@@ -161,13 +160,13 @@ std::vector<Tensor> evalCollective(const Op &op, const Instances &instances,
     int64_t index = static_cast<int64_t>(groups.indexOf[i]);
     switch (op.kind) {
     case OpKind::AllGather:
-      out.push_back(concatDim(group, static_cast<size_t>(intAttr(op, "dim", mine.rank()))));
+      out.push_back(concatDim(group, static_cast<size_t>(intAttr(op, attrs::dim, mine.rank()))));
       break;
     case OpKind::AllReduce:
       out.push_back(reduceParts(op, group, reductionKind(op)));
       break;
     case OpKind::ReduceScatter: {
-      size_t dim = static_cast<size_t>(intAttr(op, "dim", mine.rank()));
+      size_t dim = static_cast<size_t>(intAttr(op, attrs::dim, mine.rank()));
       if (mine.shape()[dim] % groups.size != 0)
         fail(op, "dim isn't divisible by the shard count");
       int64_t block = mine.shape()[dim] / groups.size;
@@ -175,14 +174,14 @@ std::vector<Tensor> evalCollective(const Op &op, const Instances &instances,
       break;
     }
     case OpKind::AllSlice: {
-      size_t dim = static_cast<size_t>(intAttr(op, "dim", mine.rank()));
+      size_t dim = static_cast<size_t>(intAttr(op, attrs::dim, mine.rank()));
       int64_t block = localDimSize(mine.shape()[dim], groups.size);
       out.push_back(sliceDim(mine, dim, index * block, block));
       break;
     }
     case OpKind::AllToAll: {
-      size_t split = static_cast<size_t>(intAttr(op, "split_dim", mine.rank()));
-      size_t concat = static_cast<size_t>(intAttr(op, "concat_dim", mine.rank()));
+      size_t split = static_cast<size_t>(intAttr(op, attrs::splitDim, mine.rank()));
+      size_t concat = static_cast<size_t>(intAttr(op, attrs::concatDim, mine.rank()));
       if (mine.shape()[split] % groups.size != 0)
         fail(op, "split_dim isn't divisible by the shard count");
       int64_t block = mine.shape()[split] / groups.size;

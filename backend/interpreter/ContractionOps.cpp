@@ -71,7 +71,7 @@ Tensor matmul(const Op &op, const Tensor &lhs, const Tensor &rhs) {
 
 /// `"bij,bjk->bik"`: one term per input, and the output's.
 support::EinsumEquation parseEquation(const Op &op) {
-  const Attribute *attr = op.attr("equation");
+  const Attribute *attr = op.attr(attrs::equation);
   if (!attr || attr->kind != Attribute::Kind::String)
     fail(op, "missing attribute: equation");
   support::EinsumParse parsed = support::parseEinsum(attr->s);

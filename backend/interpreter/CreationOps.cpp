@@ -9,11 +9,6 @@
 namespace shardc::interp::detail {
 namespace {
 
-double numberAttr(const Op &op, const char *name, double fallback) {
-  const Attribute *attr = op.attr(name);
-  return attr && attr->isNumber() ? attr->number() : fallback;
-}
-
 void store(Tensor &t, int64_t i, const Scalar &s) {
   if (t.holdsFloats())
     t.setFloat(i, s.asDouble());
@@ -22,7 +17,7 @@ void store(Tensor &t, int64_t i, const Scalar &s) {
 }
 
 Tensor constant(const Op &op, const TensorType &type) {
-  const Attribute *value = op.attr("value");
+  const Attribute *value = op.attr(attrs::dense);
   if (!value || value->kind != Attribute::Kind::Dense ||
       (value->dense.splat && value->dense.elements.empty()))
     fail(op, "missing attribute: value");
@@ -36,7 +31,7 @@ Tensor constant(const Op &op, const TensorType &type) {
 }
 
 Tensor iota(const Op &op, const TensorType &type) {
-  const Attribute *dim = op.attr("dim");
+  const Attribute *dim = op.attr(attrs::dim);
   if (!dim || dim->kind != Attribute::Kind::Int || dim->i < 0 ||
       dim->i >= static_cast<int64_t>(type.rank()))
     fail(op, "dim out of range");
@@ -52,7 +47,7 @@ Tensor iota(const Op &op, const TensorType &type) {
 }
 
 Tensor random(const Op &op, const TensorType &type) {
-  const Attribute *seedAttr = op.attr("seed");
+  const Attribute *seedAttr = op.attr(attrs::seed);
   uint64_t seed =
       seedAttr && seedAttr->kind == Attribute::Kind::Int ? static_cast<uint64_t>(seedAttr->i) : 0;
   Tensor t(type);
@@ -60,11 +55,11 @@ Tensor random(const Op &op, const TensorType &type) {
     fail(op, "element type must be a float");
   for (int64_t i = 0; i < t.size(); ++i) {
     if (op.kind == OpKind::RandomNormal) {
-      double mean = numberAttr(op, "mean", 0), stddev = numberAttr(op, "stddev", 1);
+      double mean = op.get(attrs::mean, 0), stddev = op.get(attrs::stddev, 1);
       t.setFloat(i, mean + stddev * randomStandardNormal(seed, static_cast<uint64_t>(i)));
       continue;
     }
-    double low = numberAttr(op, "low", 0), high = numberAttr(op, "high", 1);
+    double low = op.get(attrs::uniformLow, 0), high = op.get(attrs::uniformHigh, 1);
     t.setFloat(i, low + (high - low) * randomUnit(seed, static_cast<uint64_t>(i)));
     // Rounding to f32 (or low + (high-low)*u in double) can land on `high`
     // itself; the range is [low, high).

@@ -19,11 +19,11 @@ int64_t intIdentity(DType dtype, bool isMax) {
 } // namespace
 
 Tensor evalReduction(const Op &op, const Tensor &input) {
-  const Attribute *dimsAttr = op.attr("dims");
+  const Attribute *dimsAttr = op.attr(attrs::dims);
   std::optional<std::vector<int64_t>> dims = dimsAttr ? dimsAttr->intList() : std::nullopt;
   if (!dims)
     fail(op, "missing attribute: dims");
-  const Attribute *keepAttr = op.attr("keep_dims");
+  const Attribute *keepAttr = op.attr(attrs::keepDims);
   bool keepDims = keepAttr && keepAttr->b;
   std::vector<bool> reduced(input.rank(), false);
   for (int64_t d : *dims) {

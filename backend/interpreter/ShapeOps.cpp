@@ -7,24 +7,18 @@
 namespace shardc::interp::detail {
 namespace {
 
-std::vector<int64_t> intListAttr(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
-  std::optional<std::vector<int64_t>> values = attr ? attr->intList() : std::nullopt;
-  if (!values)
-    fail(op, std::string("missing attribute: ") + name);
-  return *values;
-}
-
-int64_t intAttr(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
-  if (!attr || attr->kind != Attribute::Kind::Int)
-    fail(op, std::string("missing attribute: ") + name);
-  return attr->i;
+/// The value of attribute `key`; a missing one (which infer-types reports)
+/// fails the run.
+template <class T> T required(const Op &op, AttrKey<T> key) {
+  std::optional<T> value = op.get(key);
+  if (!value)
+    fail(op, std::string("missing attribute: ") + key.name);
+  return *value;
 }
 
 /// Result dim i is operand dim perm[i].
 Tensor transpose(const Op &op, const Tensor &x) {
-  std::vector<int64_t> perm = intListAttr(op, "perm");
+  std::vector<int64_t> perm = required(op, attrs::perm);
   if (perm.size() != x.rank())
     fail(op, "perm size doesn't match rank");
   std::vector<int64_t> shape, own = stridesOf(x.shape()), from;
@@ -45,7 +39,7 @@ Tensor transpose(const Op &op, const Tensor &x) {
 /// Operand dim i goes to result dim dims[i] (size 1 broadcasts); every
 /// other result dim is new.
 Tensor broadcast(const Op &op, const Tensor &x) {
-  std::vector<int64_t> dims = intListAttr(op, "dims");
+  std::vector<int64_t> dims = required(op, attrs::dims);
   const std::vector<int64_t> &shape = op.result()->type.shape;
   if (dims.size() != x.rank())
     fail(op, "dims size doesn't match operand rank");
@@ -68,9 +62,8 @@ Tensor broadcast(const Op &op, const Tensor &x) {
 }
 
 Tensor slice(const Op &op, const Tensor &x) {
-  std::vector<int64_t> start = intListAttr(op, "start"), limit = intListAttr(op, "limit");
-  std::vector<int64_t> stride =
-      op.attr("stride") ? intListAttr(op, "stride") : std::vector<int64_t>(x.rank(), 1);
+  std::vector<int64_t> start = required(op, attrs::start), limit = required(op, attrs::limit);
+  std::vector<int64_t> stride = op.get(attrs::stride, std::vector<int64_t>(x.rank(), 1));
   if (start.size() != x.rank() || limit.size() != x.rank() || stride.size() != x.rank())
     fail(op, "start, limit and stride must have one entry per dim");
   std::vector<int64_t> shape, own = stridesOf(x.shape());
@@ -90,7 +83,7 @@ Tensor slice(const Op &op, const Tensor &x) {
 }
 
 Tensor pad(const Op &op, const Tensor &x) {
-  std::vector<int64_t> low = intListAttr(op, "low"), high = intListAttr(op, "high");
+  std::vector<int64_t> low = required(op, attrs::padLow), high = required(op, attrs::padHigh);
   if (low.size() != x.rank() || high.size() != x.rank())
     fail(op, "low and high must have one entry per dim");
   std::vector<int64_t> shape;
@@ -100,7 +93,7 @@ Tensor pad(const Op &op, const Tensor &x) {
     shape.push_back(low[d] + x.shape()[d] + high[d]);
   }
   Tensor out(TensorType{shape, x.dtype()});
-  if (const Attribute *value = op.attr("value")) {
+  if (const Attribute *value = op.attr(attrs::padValue)) {
     double v = value->kind == Attribute::Kind::Bool ? value->b : value->number();
     for (int64_t i = 0; i < out.size(); ++i) {
       if (out.holdsFloats())
@@ -171,7 +164,7 @@ Tensor evalShapeOp(const Op &op, const std::vector<const Tensor *> &operands) {
   case OpKind::Broadcast:
     return broadcast(op, x);
   case OpKind::Concat: {
-    int64_t dim = intAttr(op, "dim");
+    int64_t dim = required(op, attrs::dim);
     if (dim < 0 || dim >= static_cast<int64_t>(x.rank()))
       fail(op, "dim out of range");
     for (const Tensor *t : operands) {

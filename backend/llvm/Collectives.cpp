@@ -8,15 +8,15 @@
 namespace shardc::llvmgen {
 namespace {
 
-int64_t intAttribute(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
-  if (!attr || attr->kind != Attribute::Kind::Int)
-    throw CodegenError(op.loc, std::string(op.name()) + " needs an integer `" + name + "`");
-  return attr->i;
+int64_t intAttribute(const Op &op, AttrKey<int64_t> key) {
+  std::optional<int64_t> value = op.get(key);
+  if (!value)
+    throw CodegenError(op.loc, std::string(op.name()) + " needs an integer `" + key.name + "`");
+  return *value;
 }
 
 const std::vector<AxisRef> &axesAttribute(const Op &op) {
-  const Attribute *attr = op.attr("axes");
+  const Attribute *attr = op.attr(attrs::axes);
   if (!attr || attr->kind != Attribute::Kind::AxisSet)
     throw CodegenError(op.loc, std::string(op.name()) + " needs `axes`");
   return attr->axes;
@@ -61,7 +61,7 @@ struct CallBuilder {
 };
 
 int64_t reductionKind(const Op &op) {
-  const Attribute *attr = op.attr("kind");
+  const Attribute *attr = op.attr(attrs::kind);
   std::string kind = attr && attr->kind == Attribute::Kind::String ? attr->s : "sum";
   if (kind == "sum")
     return 0; // SHARDRT_SUM
@@ -73,7 +73,7 @@ int64_t reductionKind(const Op &op) {
 }
 
 void emitAxisIndex(KernelLowering &k, ProgramDescription &d, const Op &op) {
-  const Attribute *axis = op.attr("axis");
+  const Attribute *axis = op.attr(attrs::axis);
   if (!axis || axis->kind != Attribute::Kind::String || !k.currentMesh())
     throw CodegenError(op.loc, "axis_index needs an `axis` of the manual_computation's mesh");
   AxisRef ref;
@@ -92,7 +92,7 @@ void emitAxisIndex(KernelLowering &k, ProgramDescription &d, const Op &op) {
 }
 
 void emitPermute(KernelLowering &k, ProgramDescription &d, const Op &op) {
-  const Attribute *pairs = op.attr("pairs");
+  const Attribute *pairs = op.attr(attrs::pairs);
   if (!pairs || pairs->kind != Attribute::Kind::List)
     throw CodegenError(op.loc, "collective_permute needs `pairs`");
   std::vector<int64_t> flat;
@@ -125,7 +125,12 @@ void emitCollective(KernelLowering &k, ProgramDescription &d, const Op &op) {
   CallBuilder c(k, d, op);
   switch (op.kind) {
   case OpKind::AllGather:
-    c.group().add(dtype).shape(t).add(intAttribute(op, "dim")).inOut().call("shardrt_all_gather");
+    c.group()
+        .add(dtype)
+        .shape(t)
+        .add(intAttribute(op, attrs::dim))
+        .inOut()
+        .call("shardrt_all_gather");
     return;
   case OpKind::AllReduce:
     c.group()
@@ -139,7 +144,7 @@ void emitCollective(KernelLowering &k, ProgramDescription &d, const Op &op) {
     c.group()
         .add(dtype)
         .shape(t)
-        .add(intAttribute(op, "dim"))
+        .add(intAttribute(op, attrs::dim))
         .inOut()
         .call("shardrt_reduce_scatter");
     return;
@@ -147,8 +152,8 @@ void emitCollective(KernelLowering &k, ProgramDescription &d, const Op &op) {
     c.group()
         .add(dtype)
         .shape(t)
-        .add(intAttribute(op, "split_dim"))
-        .add(intAttribute(op, "concat_dim"))
+        .add(intAttribute(op, attrs::splitDim))
+        .add(intAttribute(op, attrs::concatDim))
         .inOut()
         .call("shardrt_all_to_all");
     return;

@@ -45,7 +45,7 @@ ContractionPlan matmulPlan(const Op &op) {
 }
 
 ContractionPlan einsumPlan(const Op &op) {
-  const Attribute *attr = op.attr("equation");
+  const Attribute *attr = op.attr(attrs::equation);
   if (!attr || attr->kind != Attribute::Kind::String)
     throw CodegenError(op.loc, "einsum needs an `equation`");
   support::EinsumParse parsed = support::parseEinsum(attr->s);

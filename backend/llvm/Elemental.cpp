@@ -77,24 +77,18 @@ void unsupported(const Op &op, const std::string &why) {
   throw CodegenError(op.loc, std::string(op.name()) + " - cannot lower: " + why);
 }
 
-std::vector<int64_t> intListAttr(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
-  std::optional<std::vector<int64_t>> values = attr ? attr->intList() : std::nullopt;
+std::vector<int64_t> intListAttr(const Op &op, AttrKey<std::vector<int64_t>> key) {
+  std::optional<std::vector<int64_t>> values = op.get(key);
   if (!values)
-    unsupported(op, std::string("missing attribute: ") + name);
+    unsupported(op, std::string("missing attribute: ") + key.name);
   return *values;
 }
 
-int64_t intAttr(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
-  if (!attr || attr->kind != Attribute::Kind::Int)
-    unsupported(op, std::string("missing attribute: ") + name);
-  return attr->i;
-}
-
-double numberAttr(const Op &op, const char *name, double fallback) {
-  const Attribute *attr = op.attr(name);
-  return attr && attr->isNumber() ? attr->number() : fallback;
+int64_t intAttr(const Op &op, AttrKey<int64_t> key) {
+  std::optional<int64_t> value = op.get(key);
+  if (!value)
+    unsupported(op, std::string("missing attribute: ") + key.name);
+  return *value;
 }
 
 llvm::Value *constantOf(llvm::Type *type, double v) {

@@ -31,7 +31,7 @@ llvm::Constant *literalElement(KernelLowering &k, const Scalar &s, DType dtype) 
 }
 
 llvm::Value *constant(KernelLowering &k, const Op &op, ElementIndex &index) {
-  const Attribute *value = op.attr("value");
+  const Attribute *value = op.attr(attrs::dense);
   if (!value || value->kind != Attribute::Kind::Dense || value->dense.elements.empty())
     unsupported(op, "missing attribute: value");
   const DenseLiteral &dense = value->dense;
@@ -61,7 +61,7 @@ llvm::Value *constant(KernelLowering &k, const Op &op, ElementIndex &index) {
 // ---- iota ---------------------------------------------------------------------
 
 llvm::Value *iota(KernelLowering &k, const Op &op, ElementIndex &index) {
-  int64_t dim = intAttr(op, "dim");
+  int64_t dim = intAttr(op, attrs::dim);
   const TensorType &type = op.result()->type;
   if (dim < 0 || dim >= static_cast<int64_t>(type.rank()))
     unsupported(op, "dim out of range");
@@ -101,7 +101,7 @@ llvm::Value *random(KernelLowering &k, const Op &op, ElementIndex &index) {
   const TensorType &type = op.result()->type;
   if (!isFloat(type.dtype))
     unsupported(op, "element type must be a float");
-  const Attribute *seedAttr = op.attr("seed");
+  const Attribute *seedAttr = op.attr(attrs::seed);
   uint64_t seed =
       seedAttr && seedAttr->kind == Attribute::Kind::Int ? static_cast<uint64_t>(seedAttr->i) : 0;
   llvm::IRBuilder<> &b = k.builder;
@@ -111,7 +111,7 @@ llvm::Value *random(KernelLowering &k, const Op &op, ElementIndex &index) {
 
   if (op.kind == OpKind::RandomNormal) {
     // Box-Muller over streams 0 and 1, in double, rounded once at the end.
-    double mean = numberAttr(op, "mean", 0), stddev = numberAttr(op, "stddev", 1);
+    double mean = op.get(attrs::mean, 0), stddev = op.get(attrs::stddev, 1);
     llvm::Value *u1 =
         b.CreateFSub(llvm::ConstantFP::get(f64, 1.0), emitRandomUnit(k, seed, linear, 0));
     llvm::Value *u2 = emitRandomUnit(k, seed, linear, 1);
@@ -126,7 +126,7 @@ llvm::Value *random(KernelLowering &k, const Op &op, ElementIndex &index) {
     return b.CreateFPCast(sample, target);
   }
 
-  double low = numberAttr(op, "low", 0), high = numberAttr(op, "high", 1);
+  double low = op.get(attrs::uniformLow, 0), high = op.get(attrs::uniformHigh, 1);
   llvm::Value *u = emitRandomUnit(k, seed, linear, 0);
   llvm::Value *sample = b.CreateFAdd(llvm::ConstantFP::get(f64, low),
                                      b.CreateFMul(llvm::ConstantFP::get(f64, high - low), u));

@@ -86,12 +86,10 @@ llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *expon
 
 // ---- attributes ---------------------------------------------------------------
 
-/// The integer list attribute `name` of `op`; throws when missing.
-std::vector<int64_t> intListAttr(const Op &op, const char *name);
-/// The integer attribute `name`; throws when missing.
-int64_t intAttr(const Op &op, const char *name);
-/// A number attribute, or `fallback` when absent.
-double numberAttr(const Op &op, const char *name, double fallback);
+/// The integer list attribute `key` of `op`; throws when missing.
+std::vector<int64_t> intListAttr(const Op &op, AttrKey<std::vector<int64_t>> key);
+/// The integer attribute `key`; throws when missing.
+int64_t intAttr(const Op &op, AttrKey<int64_t> key);
 /// The lowering cannot handle `op` as written (a checked program never gets
 /// here): an internal error naming the op.
 [[noreturn]] void unsupported(const Op &op, const std::string &why);

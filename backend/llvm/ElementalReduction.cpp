@@ -153,12 +153,12 @@ struct ReductionShape {
 ReductionShape describeReduction(KernelLowering &k, const Op &op) {
   const Value *x = op.operands[0];
   ReductionShape r{{op.kind, x->type.dtype, nullptr}, std::vector<bool>(x->type.rank(), false)};
-  for (int64_t d : intListAttr(op, "dims")) {
+  for (int64_t d : intListAttr(op, attrs::dims)) {
     if (d < 0 || d >= static_cast<int64_t>(x->type.rank()))
       unsupported(op, "dims out of range");
     r.reduced[d] = true;
   }
-  const Attribute *keepAttr = op.attr("keep_dims");
+  const Attribute *keepAttr = op.attr(attrs::keepDims);
   r.keepDims = keepAttr && keepAttr->b;
   for (size_t d = 0; d < x->type.rank(); ++d)
     if (r.reduced[d])

@@ -24,7 +24,7 @@ llvm::Value *reshape(KernelLowering &k, const Op &op, ElementIndex &index) {
 
 /// Result dim i is operand dim perm[i].
 llvm::Value *transpose(KernelLowering &k, const Op &op, ElementIndex &index) {
-  std::vector<int64_t> perm = intListAttr(op, "perm");
+  std::vector<int64_t> perm = intListAttr(op, attrs::perm);
   const Value *x = op.operands[0];
   if (perm.size() != x->type.rank())
     unsupported(op, "perm size doesn't match rank");
@@ -37,7 +37,7 @@ llvm::Value *transpose(KernelLowering &k, const Op &op, ElementIndex &index) {
 
 /// Operand dim i is result dim dims[i] (index 0 when it has size 1).
 llvm::Value *broadcast(KernelLowering &k, const Op &op, ElementIndex &index) {
-  std::vector<int64_t> to = intListAttr(op, "dims");
+  std::vector<int64_t> to = intListAttr(op, attrs::dims);
   const Value *x = op.operands[0];
   if (to.size() != x->type.rank())
     unsupported(op, "dims size doesn't match operand rank");
@@ -50,9 +50,8 @@ llvm::Value *broadcast(KernelLowering &k, const Op &op, ElementIndex &index) {
 
 llvm::Value *slice(KernelLowering &k, const Op &op, ElementIndex &index) {
   const Value *x = op.operands[0];
-  std::vector<int64_t> start = intListAttr(op, "start");
-  std::vector<int64_t> stride =
-      op.attr("stride") ? intListAttr(op, "stride") : std::vector<int64_t>(x->type.rank(), 1);
+  std::vector<int64_t> start = intListAttr(op, attrs::start);
+  std::vector<int64_t> stride = op.get(attrs::stride, std::vector<int64_t>(x->type.rank(), 1));
   if (start.size() != x->type.rank() || stride.size() != x->type.rank())
     unsupported(op, "start and stride must have one entry per dim");
   std::vector<llvm::Value *> dims;
@@ -66,7 +65,7 @@ llvm::Value *slice(KernelLowering &k, const Op &op, ElementIndex &index) {
 llvm::Value *padValue(KernelLowering &k, const Op &op) {
   DType dtype = op.result()->type.dtype;
   llvm::Type *type = k.elementType(dtype);
-  const Attribute *value = op.attr("value");
+  const Attribute *value = op.attr(attrs::padValue);
   if (!value)
     return constantOf(type, 0);
   if (value->kind == Attribute::Kind::Bool)
@@ -82,7 +81,7 @@ llvm::Value *padValue(KernelLowering &k, const Op &op) {
 
 llvm::Value *pad(KernelLowering &k, const Op &op, ElementIndex &index) {
   const Value *x = op.operands[0];
-  std::vector<int64_t> low = intListAttr(op, "low");
+  std::vector<int64_t> low = intListAttr(op, attrs::padLow);
   if (low.size() != x->type.rank())
     unsupported(op, "low must have one entry per dim");
   llvm::Value *fill = padValue(k, op);
@@ -102,7 +101,7 @@ llvm::Value *pad(KernelLowering &k, const Op &op, ElementIndex &index) {
 }
 
 llvm::Value *concat(KernelLowering &k, const Op &op, ElementIndex &index) {
-  size_t dim = static_cast<size_t>(intAttr(op, "dim"));
+  size_t dim = static_cast<size_t>(intAttr(op, attrs::dim));
   if (dim >= index.shape().size())
     unsupported(op, "dim out of range");
   llvm::IRBuilder<> &b = k.builder;
@@ -135,8 +134,8 @@ llvm::Value *concat(KernelLowering &k, const Op &op, ElementIndex &index) {
 llvm::Value *emitAllSliceElement(KernelLowering &k, const Op &op, ElementIndex &index) {
   const Value *x = op.operands[0];
   const TensorType &type = op.result()->type;
-  int64_t dim = intAttr(op, "dim");
-  const Attribute *axes = op.attr("axes");
+  int64_t dim = intAttr(op, attrs::dim);
+  const Attribute *axes = op.attr(attrs::axes);
   if (!axes || axes->kind != Attribute::Kind::AxisSet)
     unsupported(op, "missing attribute: axes");
   if (dim < 0 || static_cast<size_t>(dim) >= type.rank() || x->type.rank() != type.rank())

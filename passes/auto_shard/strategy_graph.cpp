@@ -130,7 +130,7 @@ private:
     }
     Value &result = *op.result();
     if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard) {
-      const Attribute *a = op.attr("sharding");
+      const Attribute *a = op.attr(attrs::sharding);
       if (!a || a->shardings.empty()) {
         graph_.opaque.push_back(&op);
         return;

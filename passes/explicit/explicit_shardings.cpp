@@ -228,7 +228,7 @@ private:
 
   /// sharding_constraint asserts; reshard changes the sharding.
   std::optional<Sharding> shardingOp(Op &op) {
-    const Attribute *attr = op.attr("sharding");
+    const Attribute *attr = op.attr(attrs::sharding);
     if (!attr || attr->shardings.empty())
       return std::nullopt;
     const Sharding &target = attr->shardings.front();

@@ -95,8 +95,8 @@ std::string exampleOutSharding(const Op &op, const Sharding &sharding) {
   std::string operands;
   for (size_t i = 0; i < op.operands.size(); ++i)
     operands += (i ? ", " : "") + valueName(*op.operands[i]);
-  const Attribute *equation = op.attr("equation");
-  const Attribute *value = op.attr("value");
+  const Attribute *equation = op.attr(attrs::equation);
+  const Attribute *value = op.attr(attrs::dense);
   if (op.kind == OpKind::Einsum && equation) {
     text += " \"" + equation->s + "\" (" + operands + ")";
   } else if (op.kind == OpKind::Constant && value) {

@@ -55,8 +55,12 @@ void setResultType(Value &result, const TensorType &inferred, InferContext &ctx)
 Loc operandLoc(const Op &op, size_t i);
 /// Where an attribute's value is written; else its name; else the op name.
 Loc attrLoc(const Op &op, std::string_view name);
+template <class T> Loc attrLoc(const Op &op, AttrKey<T> key) { return attrLoc(op, key.name); }
 /// Where element `index` of a list attribute is written; else attrLoc.
 Loc attrElementLoc(const Op &op, std::string_view name, size_t index);
+template <class T> Loc attrElementLoc(const Op &op, AttrKey<T> key, size_t index) {
+  return attrElementLoc(op, key.name, index);
+}
 /// Where the (single) result's type is written; the op name when it isn't.
 Loc writtenTypeLoc(const Op &op);
 /// Adds `note: %v is defined here: tensor<...>` at the value's definition.
@@ -68,11 +72,16 @@ const char *attrKindDescription(Attribute::Kind kind);
 
 /// Required attributes: report `<op> - missing attribute: <name>` or a wrong
 /// kind and return nullopt.
-std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, std::string_view name);
+std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, AttrKey<int64_t> key);
 std::optional<std::vector<int64_t>> requireIntList(const Op &op, InferContext &ctx,
-                                                   std::string_view name);
+                                                   AttrKey<std::vector<int64_t>> key);
 const Attribute *requireAttr(const Op &op, InferContext &ctx, std::string_view name,
                              Attribute::Kind kind);
+template <class T>
+const Attribute *requireAttr(const Op &op, InferContext &ctx, AttrKey<T> key,
+                             Attribute::Kind kind) {
+  return requireAttr(op, ctx, std::string_view(key.name), kind);
+}
 
 /// The written result type for the ops that cannot infer one (reshape,
 /// constant, ...); reports `result type required` when there is none.

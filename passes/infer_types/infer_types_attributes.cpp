@@ -98,15 +98,16 @@ const Attribute *requireAttr(const Op &op, InferContext &ctx, std::string_view n
   return attr;
 }
 
-std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, std::string_view name) {
-  const Attribute *attr = requireAttr(op, ctx, name, Attribute::Kind::Int);
+std::optional<int64_t> requireInt(const Op &op, InferContext &ctx, AttrKey<int64_t> key) {
+  const Attribute *attr = requireAttr(op, ctx, key, Attribute::Kind::Int);
   if (!attr)
     return std::nullopt;
   return attr->i;
 }
 
 std::optional<std::vector<int64_t>> requireIntList(const Op &op, InferContext &ctx,
-                                                   std::string_view name) {
+                                                   AttrKey<std::vector<int64_t>> key) {
+  const std::string_view name = key.name;
   const Attribute *attr = findOrReport(op, ctx, name);
   if (!attr)
     return std::nullopt;

@@ -166,7 +166,7 @@ private:
 std::optional<TensorType> inferContraction(Op &op, InferContext &ctx) {
   if (op.kind == OpKind::Matmul)
     return inferMatmul(op, ctx);
-  const Attribute *equation = requireAttr(op, ctx, "equation", Attribute::Kind::String);
+  const Attribute *equation = requireAttr(op, ctx, attrs::equation, Attribute::Kind::String);
   if (!equation)
     return std::nullopt;
   return EinsumChecker(op, ctx, *equation).run();
@@ -174,12 +174,12 @@ std::optional<TensorType> inferContraction(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferReduction(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
-  std::optional<std::vector<int64_t>> dims = requireIntList(op, ctx, "dims");
+  std::optional<std::vector<int64_t>> dims = requireIntList(op, ctx, attrs::dims);
   if (!dims)
     return std::nullopt;
   bool keepDims = false;
-  if (op.attr("keep_dims")) {
-    const Attribute *attr = requireAttr(op, ctx, "keep_dims", Attribute::Kind::Bool);
+  if (op.attr(attrs::keepDims)) {
+    const Attribute *attr = requireAttr(op, ctx, attrs::keepDims, Attribute::Kind::Bool);
     if (!attr)
       return std::nullopt;
     keepDims = attr->b;
@@ -194,12 +194,13 @@ std::optional<TensorType> inferReduction(Op &op, InferContext &ctx) {
   for (size_t i = 0; i < dims->size(); ++i) {
     int64_t dim = (*dims)[i];
     if (dim < 0 || dim >= static_cast<int64_t>(input.rank())) {
-      ctx.error(attrElementLoc(op, "dims", i), fmt::format("{} - dims out of range: {} for rank {}",
-                                                           op.name(), dim, input.rank()));
+      ctx.error(
+          attrElementLoc(op, attrs::dims, i),
+          fmt::format("{} - dims out of range: {} for rank {}", op.name(), dim, input.rank()));
       return std::nullopt;
     }
     if (!reduced.insert(dim).second) {
-      ctx.error(attrElementLoc(op, "dims", i),
+      ctx.error(attrElementLoc(op, attrs::dims, i),
                 fmt::format("{} - dims repeated: {}", op.name(), dim));
       return std::nullopt;
     }

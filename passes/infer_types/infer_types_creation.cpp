@@ -9,11 +9,11 @@ namespace shardc::infer_types {
 namespace {
 
 std::optional<TensorType> inferConstant(Op &op, InferContext &ctx, const TensorType &type) {
-  const Attribute *value = requireAttr(op, ctx, "value", Attribute::Kind::Dense);
+  const Attribute *value = requireAttr(op, ctx, attrs::dense, Attribute::Kind::Dense);
   if (!value)
     return std::nullopt;
   const DenseLiteral &dense = value->dense;
-  Loc loc = attrLoc(op, "value");
+  Loc loc = attrLoc(op, attrs::dense);
   // A splat fills any shape; a nested list must have the type's shape.
   if (!dense.splat && dense.shape != type.shape) {
     ctx.error(loc, fmt::format("constant - literal shape doesn't match result "
@@ -32,11 +32,11 @@ std::optional<TensorType> inferConstant(Op &op, InferContext &ctx, const TensorT
 }
 
 std::optional<TensorType> inferIota(Op &op, InferContext &ctx, const TensorType &type) {
-  std::optional<int64_t> dim = requireInt(op, ctx, "dim");
+  std::optional<int64_t> dim = requireInt(op, ctx, attrs::dim);
   if (!dim)
     return std::nullopt;
   if (*dim < 0 || *dim >= static_cast<int64_t>(type.rank())) {
-    ctx.error(attrLoc(op, "dim"),
+    ctx.error(attrLoc(op, attrs::dim),
               fmt::format("iota - dim out of range: {} for rank {}", *dim, type.rank()));
     return std::nullopt;
   }
@@ -47,7 +47,8 @@ std::optional<TensorType> inferIota(Op &op, InferContext &ctx, const TensorType 
 }
 
 /// An optional numeric attribute; reports a wrong kind.
-bool readNumber(const Op &op, InferContext &ctx, std::string_view name, double &out) {
+bool readNumber(const Op &op, InferContext &ctx, AttrKey<double> key, double &out) {
+  const std::string_view name = key.name;
   const Attribute *attr = op.attr(name);
   if (!attr)
     return true;
@@ -65,24 +66,25 @@ bool readNumber(const Op &op, InferContext &ctx, std::string_view name, double &
 std::optional<TensorType> inferRandom(Op &op, InferContext &ctx, const TensorType &type) {
   if (!checkElementType(op, ctx, writtenTypeLoc(op), type.dtype, isFloat(type.dtype), "float"))
     return std::nullopt;
-  if (op.attr("seed") && !requireInt(op, ctx, "seed"))
+  if (op.attr(attrs::seed) && !requireInt(op, ctx, attrs::seed))
     return std::nullopt;
   if (op.kind == OpKind::RandomUniform) {
     double low = 0, high = 1;
-    if (!readNumber(op, ctx, "low", low) || !readNumber(op, ctx, "high", high))
+    if (!readNumber(op, ctx, attrs::uniformLow, low) ||
+        !readNumber(op, ctx, attrs::uniformHigh, high))
       return std::nullopt;
     if (!(low < high)) {
-      ctx.error(attrLoc(op, op.attr("high") ? "high" : "low"),
+      ctx.error(attrLoc(op, op.attr(attrs::uniformHigh) ? "high" : "low"),
                 fmt::format("random_uniform - low must be less than high: {} >= {}", low, high));
       return std::nullopt;
     }
     return type;
   }
   double mean = 0, stddev = 1;
-  if (!readNumber(op, ctx, "mean", mean) || !readNumber(op, ctx, "stddev", stddev))
+  if (!readNumber(op, ctx, attrs::mean, mean) || !readNumber(op, ctx, attrs::stddev, stddev))
     return std::nullopt;
   if (stddev < 0) {
-    ctx.error(attrLoc(op, "stddev"),
+    ctx.error(attrLoc(op, attrs::stddev),
               fmt::format("random_normal - stddev must be non-negative: {}", stddev));
     return std::nullopt;
   }

@@ -85,9 +85,9 @@ void reportCount(InferContext &ctx, Loc loc, const char *what, size_t got, size_
 
 void inferManualComputation(Op &op, InferContext &ctx) {
   using Kind = Attribute::Kind;
-  const Attribute *ins = requireAttr(op, ctx, "in_shardings", Kind::ShardingList);
-  const Attribute *outs = requireAttr(op, ctx, "out_shardings", Kind::ShardingList);
-  const Attribute *axes = requireAttr(op, ctx, "manual_axes", Kind::AxisSet);
+  const Attribute *ins = requireAttr(op, ctx, attrs::inShardings, Kind::ShardingList);
+  const Attribute *outs = requireAttr(op, ctx, attrs::outShardings, Kind::ShardingList);
+  const Attribute *axes = requireAttr(op, ctx, attrs::manualAxes, Kind::AxisSet);
   Block *body = op.body.get();
   if (!body)
     return; // the builder reported the missing body
@@ -99,7 +99,7 @@ void inferManualComputation(Op &op, InferContext &ctx) {
   // 1. Operands against in_shardings and the body's local parameters.
   size_t operands = op.operands.size();
   if (ins && ins->shardings.size() != operands)
-    reportCount(ctx, attrLoc(op, "in_shardings"), "in_shardings and operands",
+    reportCount(ctx, attrLoc(op, attrs::inShardings), "in_shardings and operands",
                 ins->shardings.size(), operands);
   else if (body->args.size() != operands)
     reportCount(ctx, body->args.size() > operands ? body->args[operands]->loc : op.loc,
@@ -170,7 +170,7 @@ namespace {
 
 /// The product of the sizes of the collective's `axes` in its mesh.
 std::optional<int64_t> collectiveShards(const Op &op, InferContext &ctx) {
-  const Attribute *axes = requireAttr(op, ctx, "axes", Attribute::Kind::AxisSet);
+  const Attribute *axes = requireAttr(op, ctx, attrs::axes, Attribute::Kind::AxisSet);
   if (!axes)
     return std::nullopt;
   const Mesh *mesh = collectiveMesh(op, ctx.module, ctx.manualMesh);
@@ -193,9 +193,9 @@ std::optional<int64_t> collectiveShards(const Op &op, InferContext &ctx) {
 }
 
 /// A dim attribute in 0..rank-1.
-std::optional<int64_t> readDim(const Op &op, InferContext &ctx, std::string_view name,
-                               size_t rank) {
-  std::optional<int64_t> dim = requireInt(op, ctx, name);
+std::optional<int64_t> readDim(const Op &op, InferContext &ctx, AttrKey<int64_t> key, size_t rank) {
+  const std::string_view name = key.name;
+  std::optional<int64_t> dim = requireInt(op, ctx, key);
   if (dim && (*dim < 0 || *dim >= static_cast<int64_t>(rank))) {
     ctx.error(attrLoc(op, name),
               fmt::format("{} - {} out of range: {} for rank {}", op.name(), name, *dim, rank));
@@ -218,14 +218,14 @@ bool divide(const Op &op, InferContext &ctx, TensorType &type, int64_t dim, int6
 /// `pairs = [[0, 1], [1, 0]]`: the shape only; device ranges and repeats are
 /// the verifier's.
 bool checkPairs(const Op &op, InferContext &ctx) {
-  const Attribute *pairs = requireAttr(op, ctx, "pairs", Attribute::Kind::List);
+  const Attribute *pairs = requireAttr(op, ctx, attrs::pairs, Attribute::Kind::List);
   if (!pairs)
     return false;
   for (const Attribute &pair : pairs->list) {
     std::optional<std::vector<int64_t>> ids = pair.intList();
     if (ids && ids->size() == 2)
       continue;
-    ctx.error(pair.loc.known() ? pair.loc : attrLoc(op, "pairs"),
+    ctx.error(pair.loc.known() ? pair.loc : attrLoc(op, attrs::pairs),
               fmt::format("collective_permute - each pair must be [source, target]: {}",
                           printAttribute(pair)));
     return false;
@@ -235,7 +235,7 @@ bool checkPairs(const Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferAxisIndex(const Op &op, InferContext &ctx) {
   const TensorType *written = requireWrittenType(op, ctx);
-  const Attribute *axis = requireAttr(op, ctx, "axis", Attribute::Kind::String);
+  const Attribute *axis = requireAttr(op, ctx, attrs::axis, Attribute::Kind::String);
   if (!written || !axis)
     return std::nullopt;
   if (*written != TensorType{{}, DType::I32}) {
@@ -248,13 +248,13 @@ std::optional<TensorType> inferAxisIndex(const Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferAllReduce(const Op &op, InferContext &ctx, const TensorType &input) {
   // kind defaults to "sum"; a bare word (kind = max) reads as the string.
-  if (const Attribute *kind = op.attr("kind")) {
+  if (const Attribute *kind = op.attr(attrs::kind)) {
     if (kind->kind != Attribute::Kind::String && kind->kind != Attribute::Kind::Ident) {
-      requireAttr(op, ctx, "kind", Attribute::Kind::String); // reports the kind
+      requireAttr(op, ctx, attrs::kind, Attribute::Kind::String); // reports the kind
       return std::nullopt;
     }
     if (kind->s != "sum" && kind->s != "max" && kind->s != "min") {
-      ctx.error(attrLoc(op, "kind"),
+      ctx.error(attrLoc(op, attrs::kind),
                 fmt::format("all_reduce - unknown reduction kind: \"{}\"", kind->s))
           .note(Loc{}, "kinds are \"sum\", \"max\" and \"min\"");
       return std::nullopt;
@@ -274,7 +274,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
   switch (op.kind) {
   case OpKind::ShardingConstraint:
   case OpKind::Reshard:
-    if (!requireAttr(op, ctx, "sharding", Attribute::Kind::Sharding))
+    if (!requireAttr(op, ctx, attrs::sharding, Attribute::Kind::Sharding))
       return std::nullopt;
     return type;
   case OpKind::AllReduce:
@@ -283,7 +283,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     return checkPairs(op, ctx) ? std::optional<TensorType>(type) : std::nullopt;
   case OpKind::AllGather:
   case OpKind::ReduceScatter: {
-    std::optional<int64_t> dim = readDim(op, ctx, "dim", type.rank());
+    std::optional<int64_t> dim = readDim(op, ctx, attrs::dim, type.rank());
     std::optional<int64_t> shards = collectiveShards(op, ctx);
     if (!dim || !shards)
       return std::nullopt;
@@ -297,7 +297,7 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     // The inverse of all_gather (MLIR's mesh.all_slice): each device keeps
     // block i of `dim`, i its index over `axes`. A dim the shards don't
     // divide is padded: ceil(dim / shards) each, the tail filled with zeros.
-    std::optional<int64_t> dim = readDim(op, ctx, "dim", type.rank());
+    std::optional<int64_t> dim = readDim(op, ctx, attrs::dim, type.rank());
     std::optional<int64_t> shards = collectiveShards(op, ctx);
     if (!dim || !shards)
       return std::nullopt;
@@ -305,8 +305,8 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx) {
     return type;
   }
   case OpKind::AllToAll: {
-    std::optional<int64_t> split = readDim(op, ctx, "split_dim", type.rank());
-    std::optional<int64_t> concat = readDim(op, ctx, "concat_dim", type.rank());
+    std::optional<int64_t> split = readDim(op, ctx, attrs::splitDim, type.rank());
+    std::optional<int64_t> concat = readDim(op, ctx, attrs::concatDim, type.rank());
     std::optional<int64_t> shards = collectiveShards(op, ctx);
     if (!split || !concat || !shards || !divide(op, ctx, type, *split, *shards))
       return std::nullopt;

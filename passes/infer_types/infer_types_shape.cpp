@@ -26,8 +26,9 @@ bool checkSameDType(const Op &op, InferContext &ctx, const TensorType &input,
 
 /// An int-list attribute with one entry per dim of a rank-`rank` tensor.
 std::optional<std::vector<int64_t>> perDimList(const Op &op, InferContext &ctx,
-                                               std::string_view name, size_t rank) {
-  std::optional<std::vector<int64_t>> values = requireIntList(op, ctx, name);
+                                               AttrKey<std::vector<int64_t>> key, size_t rank) {
+  const std::string_view name = key.name;
+  std::optional<std::vector<int64_t>> values = requireIntList(op, ctx, key);
   if (values && values->size() != rank) {
     ctx.error(attrLoc(op, name), fmt::format("{} - {} size doesn't match rank: {} != {}", op.name(),
                                              name, values->size(), rank));
@@ -52,14 +53,14 @@ std::optional<TensorType> inferReshape(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferTranspose(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
-  std::optional<std::vector<int64_t>> perm = perDimList(op, ctx, "perm", input.rank());
+  std::optional<std::vector<int64_t>> perm = perDimList(op, ctx, attrs::perm, input.rank());
   if (!perm)
     return std::nullopt;
   std::vector<bool> seen(input.rank(), false);
   TensorType result{{}, input.dtype};
   for (int64_t p : *perm) {
     if (p < 0 || p >= rankOf(input) || seen[p]) {
-      ctx.error(attrLoc(op, "perm"),
+      ctx.error(attrLoc(op, attrs::perm),
                 fmt::format("transpose - perm is not a permutation of 0..{}: {}", rankOf(input) - 1,
                             formatList(*perm)));
       return std::nullopt;
@@ -77,10 +78,10 @@ std::optional<TensorType> inferBroadcast(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
   if (!written || !checkSameDType(op, ctx, input, *written))
     return std::nullopt;
-  std::optional<std::vector<int64_t>> dims = requireIntList(op, ctx, "dims");
+  std::optional<std::vector<int64_t>> dims = requireIntList(op, ctx, attrs::dims);
   if (!dims)
     return std::nullopt;
-  Loc loc = attrLoc(op, "dims");
+  Loc loc = attrLoc(op, attrs::dims);
   if (dims->size() != input.rank()) {
     ctx.error(loc, fmt::format("broadcast - dims size doesn't match operand rank: "
                                "{} != {}",
@@ -91,18 +92,18 @@ std::optional<TensorType> inferBroadcast(Op &op, InferContext &ctx) {
     int64_t d = (*dims)[i];
     if (d < 0 || d >= rankOf(*written)) {
       ctx.error(
-          attrElementLoc(op, "dims", i),
+          attrElementLoc(op, attrs::dims, i),
           fmt::format("broadcast - dims out of range: {} for result rank {}", d, written->rank()));
       return std::nullopt;
     }
     if (i > 0 && d <= (*dims)[i - 1]) {
-      ctx.error(attrElementLoc(op, "dims", i),
+      ctx.error(attrElementLoc(op, attrs::dims, i),
                 fmt::format("broadcast - dims must be strictly increasing: {}", formatList(*dims)));
       return std::nullopt;
     }
     int64_t from = input.shape[i], to = written->shape[d];
     if (from != to && from != 1) {
-      ctx.error(attrElementLoc(op, "dims", i),
+      ctx.error(attrElementLoc(op, attrs::dims, i),
                 fmt::format("broadcast - operand dim {} can't broadcast to "
                             "result dim {}: {} vs {}",
                             i, d, from, to));
@@ -114,11 +115,11 @@ std::optional<TensorType> inferBroadcast(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferConcat(Op &op, InferContext &ctx) {
   const TensorType &first = op.operands[0]->type;
-  std::optional<int64_t> dim = requireInt(op, ctx, "dim");
+  std::optional<int64_t> dim = requireInt(op, ctx, attrs::dim);
   if (!dim)
     return std::nullopt;
   if (*dim < 0 || *dim >= rankOf(first)) {
-    ctx.error(attrLoc(op, "dim"),
+    ctx.error(attrLoc(op, attrs::dim),
               fmt::format("concat - dim out of range: {} for rank {}", *dim, first.rank()));
     return std::nullopt;
   }
@@ -149,11 +150,11 @@ std::optional<TensorType> inferConcat(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
-  auto start = perDimList(op, ctx, "start", input.rank());
-  auto limit = perDimList(op, ctx, "limit", input.rank());
+  auto start = perDimList(op, ctx, attrs::start, input.rank());
+  auto limit = perDimList(op, ctx, attrs::limit, input.rank());
   std::optional<std::vector<int64_t>> stride(std::vector<int64_t>(input.rank(), 1));
-  if (op.attr("stride"))
-    stride = perDimList(op, ctx, "stride", input.rank());
+  if (op.attr(attrs::stride))
+    stride = perDimList(op, ctx, attrs::stride, input.rank());
   if (!start || !limit || !stride)
     return std::nullopt;
   TensorType result{{}, input.dtype};
@@ -167,7 +168,7 @@ std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
       return std::nullopt;
     }
     if (step < 1) {
-      ctx.error(attrElementLoc(op, "stride", d),
+      ctx.error(attrElementLoc(op, attrs::stride, d),
                 fmt::format("slice - stride must be positive on dim {}: {}", d, step));
       return std::nullopt;
     }
@@ -179,11 +180,11 @@ std::optional<TensorType> inferSlice(Op &op, InferContext &ctx) {
 
 std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
   const TensorType &input = op.operands[0]->type;
-  auto low = perDimList(op, ctx, "low", input.rank());
-  auto high = perDimList(op, ctx, "high", input.rank());
+  auto low = perDimList(op, ctx, attrs::padLow, input.rank());
+  auto high = perDimList(op, ctx, attrs::padHigh, input.rank());
   if (!low || !high)
     return std::nullopt;
-  if (const Attribute *value = op.attr("value")) {
+  if (const Attribute *value = op.attr(attrs::padValue)) {
     Scalar scalar;
     if (value->kind == Attribute::Kind::Int) {
       scalar.i = value->i;
@@ -194,13 +195,14 @@ std::optional<TensorType> inferPad(Op &op, InferContext &ctx) {
       scalar.isBool = true;
       scalar.i = value->b;
     } else {
-      ctx.error(attrLoc(op, "value"), fmt::format("pad - value must be a number: got {}",
-                                                  attrKindDescription(value->kind)));
+      ctx.error(attrLoc(op, attrs::padValue), fmt::format("pad - value must be a number: got {}",
+                                                          attrKindDescription(value->kind)));
       return std::nullopt;
     }
     if (!scalarFits(scalar, input.dtype)) {
-      ctx.error(attrLoc(op, "value"), fmt::format("pad - value doesn't fit element type {}: {}",
-                                                  dtypeName(input.dtype), formatScalar(scalar)));
+      ctx.error(attrLoc(op, attrs::padValue),
+                fmt::format("pad - value doesn't fit element type {}: {}", dtypeName(input.dtype),
+                            formatScalar(scalar)));
       return std::nullopt;
     }
   }

@@ -137,7 +137,7 @@ void inlineBlock(Body &body, const Block &block, ValueMap &inner,
     std::vector<NamedAttribute> attrs = userOp->attrs;
     if (userOp->kind == OpKind::CollectivePermute)
       for (NamedAttribute &a : attrs)
-        if (a.name == "pairs") {
+        if (a.name == attrs::pairs.name) {
           Attribute list;
           list.kind = Attribute::Kind::List;
           for (auto [s, t] : translatePairs(a.value, body.mesh, manual, userOp->loc))

@@ -40,7 +40,7 @@ void bindResult(Body &body, const Value *global, Local local, Loc loc, const std
 
 void partitionCreation(Body &body, const Op &op) {
   const Value &result = *op.result();
-  const Attribute *value = op.attr("value");
+  const Attribute *value = op.attr(attrs::dense);
   if (op.kind == OpKind::Constant && value && value->kind == Attribute::Kind::Dense &&
       value->dense.splat) {
     Sharding target = declared(result, body.mesh);
@@ -65,7 +65,7 @@ std::vector<NamedAttribute> localAttrs(const Op &op, const std::vector<int64_t> 
     return attrs;
   const Value &input = *op.operands[0];
   for (NamedAttribute &a : attrs) {
-    if (a.name != "limit")
+    if (a.name != attrs::limit.name)
       continue;
     std::optional<std::vector<int64_t>> limits = a.value.intList();
     if (!limits)

@@ -372,7 +372,7 @@ private:
         bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
         for (NamedAttribute &attr : op->attrs)
           for (Sharding &s : attr.value.shardings) {
-            if (constraint && attr.name == "sharding" && op->results.size() == 1 &&
+            if (constraint && attr.name == attrs::sharding.name && op->results.size() == 1 &&
                 op->results[0]->sharding)
               s = *op->results[0]->sharding;
             closeSharding(s);

@@ -197,7 +197,7 @@ private:
       return;
     Value *in = op.operands[0];
     Value *out = op.results[0].get();
-    const Attribute *attr = op.attr("sharding");
+    const Attribute *attr = op.attr(attrs::sharding);
     if (!out->sharding && attr && !attr->shardings.empty())
       out->sharding = attr->shardings.front();
     if (in->type != out->type)
@@ -210,13 +210,13 @@ private:
 
   void manual(Op &op, const std::vector<AxisRef> &forbidden) {
     std::vector<AxisRef> manualAxes;
-    if (const Attribute *axes = op.attr("manual_axes"))
+    if (const Attribute *axes = op.attr(attrs::manualAxes))
       for (const AxisRef &a : axes->axes)
         manualAxes.push_back(AxisRef{a.name, 0, 0, {}});
     std::vector<AxisRef> inner = forbidden;
     inner.insert(inner.end(), manualAxes.begin(), manualAxes.end());
-    std::vector<Sharding> *ins = shardingList(op, "in_shardings");
-    std::vector<Sharding> *outs = shardingList(op, "out_shardings");
+    std::vector<Sharding> *ins = shardingList(op, attrs::inShardings);
+    std::vector<Sharding> *outs = shardingList(op, attrs::outShardings);
 
     for (size_t i = 0; ins && i < ins->size() && i < op.operands.size(); ++i) {
       Value *operand = op.operands[i];
@@ -248,9 +248,9 @@ private:
     }
   }
 
-  static std::vector<Sharding> *shardingList(Op &op, std::string_view name) {
+  static std::vector<Sharding> *shardingList(Op &op, AttrKey<std::vector<Sharding>> key) {
     for (NamedAttribute &attr : op.attrs)
-      if (attr.name == name)
+      if (attr.name == key.name)
         return &attr.value.shardings;
     return nullptr;
   }
@@ -315,7 +315,7 @@ private:
     if (op.kind == OpKind::Matmul || op.kind == OpKind::Reshape)
       return std::vector<int64_t>{};
     if (op.kind == OpKind::Transpose)
-      if (const Attribute *perm = op.attr("perm"))
+      if (const Attribute *perm = op.attr(attrs::perm))
         return perm->intList();
     return std::nullopt;
   }

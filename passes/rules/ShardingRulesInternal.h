@@ -29,9 +29,6 @@ ShardingRule emptyRule(const OpShapes &shapes);
 /// Adds a factor for result dim `dim` and maps it there.
 int addResultFactor(ShardingRule &rule, const OpShapes &shapes, size_t dim, FactorKind kind);
 
-/// An integer-list attribute; nullopt when absent or not a list of ints.
-std::optional<std::vector<int64_t>> intListAttr(const Op &op, std::string_view name);
-
 /// Unary, convert, binary, select, the sharding ops and the creation ops:
 /// one factor per result dim, numpy broadcasting (sharding_rules.cpp).
 std::optional<ShardingRule> pointwiseRule(const OpShapes &shapes);

@@ -162,13 +162,6 @@ int addResultFactor(ShardingRule &rule, const OpShapes &shapes, size_t dim, Fact
   return factor;
 }
 
-std::optional<std::vector<int64_t>> intListAttr(const Op &op, std::string_view name) {
-  const Attribute *attr = op.attr(name);
-  if (!attr)
-    return std::nullopt;
-  return attr->intList();
-}
-
 std::optional<ShardingRule> pointwiseRule(const OpShapes &shapes) {
   ShardingRule rule = emptyRule(shapes);
   const size_t rank = shapes.result.size();

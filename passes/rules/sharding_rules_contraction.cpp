@@ -56,7 +56,7 @@ std::optional<ShardingRule> matmulRule(const OpShapes &shapes) {
 }
 
 std::optional<ShardingRule> einsumRule(const Op &op, const OpShapes &shapes) {
-  const Attribute *attr = op.attr("equation");
+  const Attribute *attr = op.attr(attrs::equation);
   if (!attr || attr->kind != Attribute::Kind::String)
     return std::nullopt;
   // The equation infer-types accepted (letters, spaces ignored, an explicit `->`).
@@ -112,9 +112,9 @@ std::optional<ShardingRule> contractionRule(const Op &op, const OpShapes &shapes
 }
 
 std::optional<ShardingRule> reductionRule(const Op &op, const OpShapes &shapes) {
-  std::optional<std::vector<int64_t>> dims = intListAttr(op, "dims");
+  std::optional<std::vector<int64_t>> dims = op.get(attrs::dims);
   bool keepDims = false;
-  if (const Attribute *attr = op.attr("keep_dims")) {
+  if (const Attribute *attr = op.attr(attrs::keepDims)) {
     if (attr->kind != Attribute::Kind::Bool)
       return std::nullopt;
     keepDims = attr->b;

@@ -12,7 +12,7 @@ namespace shardc::sharding_rules {
 namespace {
 
 std::optional<ShardingRule> transposeRule(const Op &op, const OpShapes &shapes) {
-  std::optional<std::vector<int64_t>> perm = intListAttr(op, "perm");
+  std::optional<std::vector<int64_t>> perm = op.get(attrs::perm);
   const Shape &operand = shapes.operands[0];
   if (!perm || perm->size() != operand.size() || shapes.result.size() != operand.size())
     return std::nullopt;
@@ -31,7 +31,7 @@ std::optional<ShardingRule> transposeRule(const Op &op, const OpShapes &shapes) 
 }
 
 std::optional<ShardingRule> broadcastRule(const Op &op, const OpShapes &shapes) {
-  std::optional<std::vector<int64_t>> dims = intListAttr(op, "dims");
+  std::optional<std::vector<int64_t>> dims = op.get(attrs::dims);
   const Shape &operand = shapes.operands[0];
   if (!dims || dims->size() != operand.size())
     return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<ShardingRule> broadcastRule(const Op &op, const OpShapes &shapes) 
 }
 
 std::optional<ShardingRule> concatRule(const Op &op, const OpShapes &shapes) {
-  const Attribute *attr = op.attr("dim");
+  const Attribute *attr = op.attr(attrs::dim);
   const size_t rank = shapes.result.size();
   if (!attr || attr->kind != Attribute::Kind::Int || attr->i < 0 ||
       attr->i >= static_cast<int64_t>(rank))
@@ -99,7 +99,7 @@ std::optional<ShardingRule> windowRule(const OpShapes &shapes, Changed changed) 
 }
 
 std::optional<ShardingRule> sliceRule(const Op &op, const OpShapes &shapes) {
-  std::optional<std::vector<int64_t>> start = intListAttr(op, "start");
+  std::optional<std::vector<int64_t>> start = op.get(attrs::start);
   if (!start || start->size() != shapes.operands[0].size())
     return std::nullopt;
   // With valid bounds a slice that starts past 0 also changes the size; the
@@ -108,7 +108,7 @@ std::optional<ShardingRule> sliceRule(const Op &op, const OpShapes &shapes) {
 }
 
 std::optional<ShardingRule> padRule(const Op &op, const OpShapes &shapes) {
-  std::optional<std::vector<int64_t>> low = intListAttr(op, "low");
+  std::optional<std::vector<int64_t>> low = op.get(attrs::padLow);
   if (!low || low->size() != shapes.operands[0].size())
     return std::nullopt;
   return windowRule(shapes, [&](size_t d) { return (*low)[d] != 0; });

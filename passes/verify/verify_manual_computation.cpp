@@ -20,8 +20,8 @@ namespace {
 
 const std::vector<Sharding> kNoShardings;
 
-const std::vector<Sharding> &shardingList(const Op &op, const char *name) {
-  const Attribute *attr = op.attr(name);
+const std::vector<Sharding> &shardingList(const Op &op, AttrKey<std::vector<Sharding>> key) {
+  const Attribute *attr = op.attr(key);
   return attr ? attr->shardings : kNoShardings;
 }
 
@@ -121,7 +121,7 @@ struct Side {
 bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
                       const std::vector<Side> &sides, const ManualScope &scope, const Mesh *&mesh,
                       DiagnosticEngine &diags) {
-  const Attribute *attr = op.attr("manual_axes");
+  const Attribute *attr = op.attr(attrs::manualAxes);
   for (size_t i = 0; i < manual.size(); ++i) {
     const AxisRef &axis = manual[i];
     if (const ManualAxis *outer = scope.find(axis.name)) {
@@ -194,9 +194,9 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
 
 bool verifyManualComputation(const Op &op, const Module &module, const ManualScope &scope,
                              ManualScope &bodyScope, DiagnosticEngine &diags) {
-  const std::vector<Sharding> &ins = shardingList(op, "in_shardings");
-  const std::vector<Sharding> &outs = shardingList(op, "out_shardings");
-  const Attribute *manualAttr = op.attr("manual_axes");
+  const std::vector<Sharding> &ins = shardingList(op, attrs::inShardings);
+  const std::vector<Sharding> &outs = shardingList(op, attrs::outShardings);
+  const Attribute *manualAttr = op.attr(attrs::manualAxes);
   static const std::vector<AxisRef> kNoAxes;
   const std::vector<AxisRef> &manual = manualAttr ? manualAttr->axes : kNoAxes;
   // A count mismatch is infer-types' error; then no sharding has a type.
@@ -278,7 +278,7 @@ bool verifyPairs(const Attribute &pairs, int64_t devices, DiagnosticEngine &diag
 bool verifyCollective(const Op &op, const Module &module, const ManualScope &scope,
                       DiagnosticEngine &diags) {
   const Mesh *mesh = collectiveMesh(op, module, scope.mesh);
-  if (const Attribute *axes = op.attr("axes");
+  if (const Attribute *axes = op.attr(attrs::axes);
       axes && axes->kind == Attribute::Kind::AxisSet && mesh) {
     for (size_t i = 0; i < axes->axes.size(); ++i) {
       const AxisRef &axis = axes->axes[i];
@@ -294,12 +294,12 @@ bool verifyCollective(const Op &op, const Module &module, const ManualScope &sco
         }
     }
   }
-  if (const Attribute *axis = op.attr("axis");
+  if (const Attribute *axis = op.attr(attrs::axis);
       axis && axis->kind == Attribute::Kind::String && mesh && !mesh->findAxis(axis->s)) {
     reportUnknownAxis("axis", AxisRef{axis->s, 0, 0, axis->loc}, *mesh, diags);
     return false;
   }
-  if (const Attribute *pairs = op.attr("pairs"); pairs && pairs->kind == Attribute::Kind::List)
+  if (const Attribute *pairs = op.attr(attrs::pairs); pairs && pairs->kind == Attribute::Kind::List)
     return verifyPairs(*pairs, mesh ? mesh->deviceCount() : module.deviceCount(), diags);
   return true;
 }

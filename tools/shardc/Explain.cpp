@@ -189,7 +189,7 @@ private:
     // on the op.
     Loc writtenAt = v.sharding ? v.sharding->loc : Loc{};
     if (v.definingOp && v.definingOp->kind == OpKind::ManualComputation)
-      if (const Attribute *outs = v.definingOp->attr("out_shardings"))
+      if (const Attribute *outs = v.definingOp->attr(attrs::outShardings))
         if (static_cast<size_t>(v.resultIndex) < outs->shardings.size())
           writtenAt = outs->shardings[v.resultIndex].loc;
     entry("%" + v.name, v.loc, what, v.type, v.sharding ? &*v.sharding : nullptr, dims, writtenAt);
