@@ -1,6 +1,8 @@
 // Module, Op and Attribute helpers, and the walkers every pass uses.
 #include "ir/IR.h"
 
+#include <algorithm>
+
 namespace shardc {
 
 std::optional<std::vector<int64_t>> Attribute::intList() const {
@@ -131,7 +133,12 @@ int64_t Module::deviceCount() const {
   for (const auto &m : meshes)
     if (!m->isEmpty() && !m->isMaximal())
       return m->deviceCount();
-  return 1;
+  // Only one-device (and empty) meshes: a device for every id they name.
+  int64_t count = 1;
+  for (const auto &m : meshes)
+    for (int64_t id : m->deviceIds)
+      count = std::max(count, id + 1);
+  return count;
 }
 
 std::vector<std::string> Module::meshNames() const {

@@ -226,7 +226,8 @@ public:
   const Mesh *findMesh(std::string_view name) const;
   Function *findFunction(std::string_view name) const;
   /// The program's device count: the size of its non-maximal, non-empty
-  /// meshes (the verifier checks they agree); 1 when there are none.
+  /// meshes (the verifier checks they agree); without them, one more than
+  /// the highest device id of a one-device mesh (at least 1).
   int64_t deviceCount() const;
   std::vector<std::string> meshNames() const;
 };

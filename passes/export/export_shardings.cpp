@@ -59,12 +59,13 @@ const Mesh *onlyMesh(const Module &module) {
   return only;
 }
 
-/// The first mesh with axes, or null.
+/// The first mesh with axes, else the first mesh, or null.
 const Mesh *firstMesh(const Module &module) {
   for (const auto &mesh : module.meshes)
     if (!mesh->axes.empty())
       return mesh.get();
-  return nullptr;
+  // A program of one-device (or empty) meshes: the first of them.
+  return module.meshes.empty() ? nullptr : module.meshes.front().get();
 }
 
 /// The mesh an op runs on, as far as its sharded operands and results tell.
@@ -100,8 +101,11 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
     return fallback ? fallback->name : "";
   };
   auto fix = [&](Value &v, const Block &block) {
-    if (!v.sharding && fallback && v.typeKnown)
-      v.sharding = Sharding::replicatedOn(meshFor(v, block), v.type.rank());
+    if (!v.sharding && v.typeKnown) {
+      std::string mesh = meshFor(v, block);
+      if (!mesh.empty())
+        v.sharding = Sharding::replicatedOn(mesh, v.type.rank());
+    }
     fillMaximalDims(v.sharding, v.type.rank(), module);
     close(v.sharding);
   };

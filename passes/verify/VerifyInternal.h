@@ -48,7 +48,8 @@ void reportUnknownAxis(const std::string &where, const AxisRef &axis, const Mesh
 /// one device count for the whole program.
 bool verifyMeshes(const Module &module, DiagnosticEngine &diags);
 
-/// The mesh a sharding names; reports `unknown mesh` when there is none.
+/// The mesh a sharding names; reports `unknown mesh` when there is none, and
+/// a one-device mesh whose device the program does not have.
 const Mesh *lookupMesh(const Sharding &sharding, const std::string &where, const Module &module,
                        DiagnosticEngine &diags);
 

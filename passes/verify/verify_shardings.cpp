@@ -44,8 +44,20 @@ void reportUnknownAxis(const std::string &where, const AxisRef &axis, const Mesh
 
 const Mesh *lookupMesh(const Sharding &sharding, const std::string &where, const Module &module,
                        DiagnosticEngine &diags) {
-  if (const Mesh *mesh = module.findMesh(sharding.meshName))
-    return mesh;
+  if (const Mesh *mesh = module.findMesh(sharding.meshName)) {
+    // A maximal mesh may name any device, but a value can only live on one
+    // the program has.
+    if (!mesh->isMaximal() || mesh->deviceIds.front() < module.deviceCount())
+      return mesh;
+    diags
+        .error(
+            sharding.meshLoc,
+            prefixed(where, fmt::format("mesh @{} is device {}, outside the program's {} "
+                                        "devices",
+                                        mesh->name, mesh->deviceIds.front(), module.deviceCount())))
+        .note(mesh->loc, fmt::format("mesh @{} declared here", mesh->name));
+    return nullptr;
+  }
   auto d = diags.error(sharding.meshLoc, prefixed(where, "unknown mesh: @" + sharding.meshName));
   std::string guess = closestMatch(sharding.meshName, module.meshNames());
   if (!guess.empty())

@@ -45,6 +45,15 @@ TEST_CASE("every mesh form of the language builds", "[parser]") {
   CHECK(p.module->deviceCount() == 8);
 }
 
+TEST_CASE("a program of one-device meshes runs on a device for every id", "[parser]") {
+  // The meshes with axes set the count; one-device meshes only when alone.
+  CHECK(Parsed("@d2 = <[], device_ids=[2]>\n@d0 = <[], device_ids=[0]>\n").module->deviceCount() ==
+        3);
+  CHECK(Parsed("@e = <[]>\n@d5 = <[], device_ids=[5]>\n").module->deviceCount() == 6);
+  CHECK(Parsed("@e = <[]>\n").module->deviceCount() == 1);
+  CHECK(Parsed("@d1 = <[], device_ids=[1]>\n@m = <[\"x\"=4]>\n").module->deviceCount() == 4);
+}
+
 TEST_CASE("shardings keep open dims, priorities, sub-axes and replicated axes", "[parser]") {
   Parsed p(R"(
 @m = <["x"=2, "y"=8, "z"=2]>
