@@ -65,13 +65,14 @@ class Bench:
             raise BenchError(f"peer {path} is not built")
         return path
 
-    def build(self, name, source):
-        """Writes `source` as NAME.shd and compiles it; returns the executable."""
+    def build(self, name, source, flags=()):
+        """Writes `source` as NAME.shd and compiles it (with `flags`); returns
+        the executable."""
         shd = os.path.join(self.work, name + ".shd")
         exe = os.path.join(self.work, name)
         with open(shd, "w") as f:
             f.write(source)
-        run([self.shardc, shd, "-o", exe], timeout=600)
+        run([self.shardc, shd, "-o", exe] + list(flags), timeout=600)
         return exe
 
     def profile_once(self, exe, ranks, repeats):

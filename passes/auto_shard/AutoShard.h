@@ -58,6 +58,9 @@ struct AutoShardReport {
   double gap = 0;
   double solveSeconds = 0;
   int variables = 0, constraints = 0, nodes = 0, strategies = 0;
+  /// Nodes sharing a leader's choice, and what the reductions before the
+  /// ILP removed (groups eliminated, dominated strategies, separable edges).
+  int followers = 0, eliminatedGroups = 0, dominatedStrategies = 0, separableEdges = 0;
   std::vector<std::string> notes;
 };
 

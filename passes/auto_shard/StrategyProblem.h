@@ -45,6 +45,20 @@ struct StrategyProblem {
   /// Bytes per device; none: no memory rows.
   std::optional<double> memoryBudget;
   double timeLimitSeconds = 30;
+  /// Shrink the model before solving (exact reductions, Presolve.h); off
+  /// only to test the plain formulation.
+  bool presolve = true;
+};
+
+/// What the reductions before the ILP removed.
+struct PresolveStats {
+  /// Edge matrices whose cost is a[p] + b[q]: folded into the node costs.
+  int separableEdges = 0;
+  /// Strategies no better than another in cost, every edge and memory.
+  int dominatedStrategies = 0;
+  /// Groups (a leader and its followers) with at most two neighbours,
+  /// folded into them (only without a memory budget).
+  int eliminatedGroups = 0;
 };
 
 enum class SolveStatus {
@@ -72,6 +86,7 @@ struct StrategySolution {
   /// Model size after merging followers (both solves when infeasible).
   int variables = 0;
   int constraints = 0;
+  PresolveStats presolve;
   /// Infeasible: the smallest peak bytes per device any plan reaches.
   double smallestPeak = 0;
 };

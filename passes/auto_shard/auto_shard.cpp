@@ -72,8 +72,13 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     report->constraints = solution.constraints;
     report->solveSeconds = solution.seconds;
     report->nodes = static_cast<int>(graph.nodes.size());
-    for (const GraphNode &node : graph.nodes)
+    for (const GraphNode &node : graph.nodes) {
       report->strategies += static_cast<int>(node.strategies.size());
+      report->followers += node.follows >= 0 ? 1 : 0;
+    }
+    report->eliminatedGroups = solution.presolve.eliminatedGroups;
+    report->dominatedStrategies = solution.presolve.dominatedStrategies;
+    report->separableEdges = solution.presolve.separableEdges;
     for (const Op *op : graph.opaque)
       report->notes.push_back(fmt::format("{} at line {}: left to propagation (no factor rule)",
                                           op->name(), op->loc.line));

@@ -1,23 +1,25 @@
 // The strategy ILP (Alpa's formulation) built and solved with CBC's C API.
 //
-// 1. Followers share their leader's variables: a group per leader.
-// 2. One binary s[g][p] per strategy p of each group with more than one
-//    strategy, sum_p s[g][p] = 1; groups with one strategy are constants.
-// 3. Node costs are linear in s. An edge inside a group adds its diagonal;
-//    an edge touching a one-strategy group adds a row or column of its
-//    matrix; other edges (summed per group pair) get binaries e[p][q] with
+// 1. The reduced model (presolve.cpp): groups of a leader and its
+//    followers, separable and one-sided edges folded into linear costs,
+//    dominated strategies dropped, small groups eliminated.
+// 2. One binary s[g][p] per alive strategy p of each group left with more
+//    than one, sum_p s[g][p] = 1; groups with one strategy are constants.
+// 3. Each remaining group pair's matrix gets binaries e[p][q] with
 //    sum e = 1, sum_q e[p][q] <= s_u[p], sum_p e[p][q] <= s_v[q].
 // 4. With a budget, one row per step where a value starts to live:
 //    sum over live values of memory * s <= budget.
-// Objective in microseconds and memory in KiB keep CBC's tolerances apart
-// from the tiny values of seconds and the large ones of bytes.
-#include "passes/auto_shard/StrategyProblem.h"
+// The model is loaded in one call (column-major); objective in
+// microseconds and memory in KiB keep CBC's tolerances apart from the tiny
+// values of seconds and the large ones of bytes.
+#include "passes/auto_shard/Presolve.h"
 
 #include <coin/Cbc_C_Interface.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -28,30 +30,52 @@ namespace {
 constexpr double kTimeScale = 1e6;      // seconds -> microseconds
 constexpr double kMemoryScale = 1024.0; // bytes -> KiB
 
-struct Group {
-  int size = 0;  // strategy count
-  int first = 0; // first s column; -1 for a one-strategy group
-  std::vector<double> linear;
-};
-
-/// The model in CBC's terms, before solving.
+/// The model in CBC's terms: columns and rows gathered, then loaded at once.
 struct Model {
   Cbc_Model *cbc = Cbc_newModel();
-  std::vector<Group> groups;
-  std::vector<int> groupOf;
-  double constant = 0;
+  ReducedModel reduced;
+  std::vector<int> first; // group -> first s column; -1 when not a column
+  std::vector<double> objective, upper;
+  std::vector<bool> integer;
+  std::vector<std::vector<std::pair<int, double>>> columnEntries; // (row, coefficient)
+  std::vector<double> rowLower, rowUpper;
   int columns = 0;
   int rows = 0;
 
   ~Model() { Cbc_deleteModel(cbc); }
-  int addColumn(double objective, bool integer, double upper = 1) {
-    Cbc_addCol(cbc, "", 0, upper, objective, integer ? 1 : 0, 0, nullptr, nullptr);
+  int addColumn(double cost, bool isInteger, double up = 1) {
+    objective.push_back(cost);
+    upper.push_back(up);
+    integer.push_back(isInteger);
+    columnEntries.emplace_back();
     return columns++;
   }
   void addRow(const std::vector<int> &cols, const std::vector<double> &coefs, char sense,
               double rhs) {
-    Cbc_addRow(cbc, "", static_cast<int>(cols.size()), cols.data(), coefs.data(), sense, rhs);
+    for (size_t i = 0; i < cols.size(); ++i)
+      columnEntries[cols[i]].emplace_back(rows, coefs[i]);
+    const double inf = std::numeric_limits<double>::max();
+    rowLower.push_back(sense == 'L' ? -inf : rhs);
+    rowUpper.push_back(sense == 'G' ? inf : rhs);
     ++rows;
+  }
+  void load() {
+    std::vector<CoinBigIndex> start{0};
+    std::vector<int> index;
+    std::vector<double> value;
+    for (const auto &entries : columnEntries) {
+      for (auto [row, coef] : entries) {
+        index.push_back(row);
+        value.push_back(coef);
+      }
+      start.push_back(static_cast<CoinBigIndex>(index.size()));
+    }
+    std::vector<double> lower(columns, 0.0);
+    Cbc_loadProblem(cbc, columns, rows, start.data(), index.data(), value.data(), lower.data(),
+                    upper.data(), objective.data(), rowLower.data(), rowUpper.data());
+    for (int c = 0; c < columns; ++c)
+      if (integer[c])
+        Cbc_setInteger(cbc, c);
   }
 };
 
@@ -75,92 +99,48 @@ void validate(const StrategyProblem &problem) {
   }
 }
 
-/// Steps 1-2: groups and their s columns with sum = 1 rows.
+/// Steps 1-3: the reduced model's groups and pairs as columns and rows.
 void addStrategyColumns(const StrategyProblem &problem, Model &model) {
-  model.groupOf.resize(problem.nodes.size());
-  std::map<int, int> groupOfLeader;
-  for (size_t n = 0; n < problem.nodes.size(); ++n) {
-    int leader = static_cast<int>(n);
-    while (problem.nodes[leader].follows >= 0)
-      leader = problem.nodes[leader].follows;
-    auto [it, fresh] = groupOfLeader.emplace(leader, static_cast<int>(model.groups.size()));
-    if (fresh) {
-      Group g;
-      g.size = static_cast<int>(problem.nodes[leader].cost.size());
-      g.linear.assign(g.size, 0.0);
-      model.groups.push_back(g);
-    }
-    model.groupOf[n] = it->second;
-    Group &g = model.groups[it->second];
-    for (int p = 0; p < g.size; ++p)
-      g.linear[p] += problem.nodes[n].cost[p];
-  }
-}
-
-/// Step 3: edge terms, linear where one side is fixed.
-void addEdgeTerms(const StrategyProblem &problem, Model &model) {
-  std::map<std::pair<int, int>, std::vector<double>> pairCosts;
-  for (const ProblemEdge &edge : problem.edges) {
-    int gu = model.groupOf[edge.from], gv = model.groupOf[edge.to];
-    Group &u = model.groups[gu];
-    Group &v = model.groups[gv];
-    if (gu == gv) {
-      for (int p = 0; p < u.size; ++p)
-        u.linear[p] += edge.cost[p * v.size + p];
-    } else if (u.size == 1) {
-      for (int q = 0; q < v.size; ++q)
-        v.linear[q] += edge.cost[q];
-    } else if (v.size == 1) {
-      for (int p = 0; p < u.size; ++p)
-        u.linear[p] += edge.cost[p];
-    } else {
-      bool swap = gu > gv;
-      auto &m = pairCosts[swap ? std::make_pair(gv, gu) : std::make_pair(gu, gv)];
-      m.resize(static_cast<size_t>(u.size) * v.size, 0.0);
-      for (int p = 0; p < u.size; ++p)
-        for (int q = 0; q < v.size; ++q)
-          m[swap ? q * u.size + p : p * v.size + q] += edge.cost[p * v.size + q];
-    }
-  }
-  for (Group &g : model.groups) {
-    if (g.size == 1) {
-      model.constant += g.linear[0];
-      g.first = -1;
+  model.reduced = reduceProblem(problem);
+  ReducedModel &r = model.reduced;
+  model.first.assign(r.groups.size(), -1);
+  for (size_t g = 0; g < r.groups.size(); ++g) {
+    const ReducedGroup &group = r.groups[g];
+    if (group.eliminated)
+      continue;
+    if (group.alive.size() == 1) {
+      r.constant += group.linear[0];
       continue;
     }
-    g.first = model.columns;
+    model.first[g] = model.columns;
     std::vector<int> cols;
-    for (int p = 0; p < g.size; ++p)
-      cols.push_back(model.addColumn(g.linear[p] * kTimeScale, true));
+    for (double c : group.linear)
+      cols.push_back(model.addColumn(c * kTimeScale, true));
     model.addRow(cols, std::vector<double>(cols.size(), 1.0), 'E', 1.0);
   }
-  for (auto &[key, cost] : pairCosts) {
-    const Group &u = model.groups[key.first];
-    const Group &v = model.groups[key.second];
-    auto [lo, hi] = std::minmax_element(cost.begin(), cost.end());
-    if (*hi - *lo <= 1e-15) { // the same whatever is chosen
-      model.constant += *lo;
-      continue;
-    }
+  for (auto &[key, cost] : r.pairs) {
+    int ku = static_cast<int>(r.groups[key.first].alive.size());
+    int kv = static_cast<int>(r.groups[key.second].alive.size());
+    int fu = model.first[key.first], fv = model.first[key.second];
     int first = model.columns;
     std::vector<int> all;
     for (double c : cost)
       all.push_back(model.addColumn(c * kTimeScale, true));
     model.addRow(all, std::vector<double>(all.size(), 1.0), 'E', 1.0);
-    for (int p = 0; p < u.size; ++p) {
-      std::vector<int> cols{u.first + p};
+    for (int p = 0; p < ku; ++p) {
+      std::vector<int> cols{fu + p};
       std::vector<double> coefs{-1.0};
-      for (int q = 0; q < v.size; ++q) {
-        cols.push_back(first + p * v.size + q);
+      for (int q = 0; q < kv; ++q) {
+        cols.push_back(first + p * kv + q);
         coefs.push_back(1.0);
       }
       model.addRow(cols, coefs, 'L', 0.0);
     }
-    for (int q = 0; q < v.size; ++q) {
-      std::vector<int> cols{v.first + q};
+    for (int q = 0; q < kv; ++q) {
+      std::vector<int> cols{fv + q};
       std::vector<double> coefs{-1.0};
-      for (int p = 0; p < u.size; ++p) {
-        cols.push_back(first + p * v.size + q);
+      for (int p = 0; p < ku; ++p) {
+        cols.push_back(first + p * kv + q);
         coefs.push_back(1.0);
       }
       model.addRow(cols, coefs, 'L', 0.0);
@@ -170,7 +150,9 @@ void addEdgeTerms(const StrategyProblem &problem, Model &model) {
 
 /// Step 4: one row per step where a value starts. With `peakColumn` >= 0 the
 /// rows bound that column instead of the budget (the smallest-peak model).
+/// With a budget no group is eliminated, so every node has a group here.
 void addMemoryRows(const StrategyProblem &problem, Model &model, double budget, int peakColumn) {
+  const ReducedModel &r = model.reduced;
   std::vector<bool> starts(problem.numSteps + 1, false);
   for (const ProblemNode &node : problem.nodes)
     if (!node.memory.empty() && node.liveStart >= 0 && node.liveStart < problem.numSteps)
@@ -184,13 +166,14 @@ void addMemoryRows(const StrategyProblem &problem, Model &model, double budget, 
       const ProblemNode &node = problem.nodes[n];
       if (node.memory.empty() || node.liveStart > t || node.liveEnd < t)
         continue;
-      const Group &g = model.groups[model.groupOf[n]];
-      if (g.first < 0) {
-        fixed += node.memory[0];
+      int g = r.groupOf[n];
+      const ReducedGroup &group = r.groups[g];
+      if (model.first[g] < 0) {
+        fixed += node.memory[group.alive[0]];
         continue;
       }
-      for (int p = 0; p < g.size; ++p)
-        coefOf[g.first + p] += node.memory[p] / kMemoryScale;
+      for (size_t p = 0; p < group.alive.size(); ++p)
+        coefOf[model.first[g] + static_cast<int>(p)] += node.memory[group.alive[p]] / kMemoryScale;
     }
     std::vector<int> cols;
     std::vector<double> coefs;
@@ -221,17 +204,19 @@ void configure(Model &model, double seconds) {
 }
 
 std::vector<int> decode(const Model &model, const double *x) {
-  std::vector<int> choice;
-  for (int g : model.groupOf) {
-    const Group &group = model.groups[g];
+  const ReducedModel &r = model.reduced;
+  std::vector<int> groupChoice(r.groups.size(), 0);
+  for (size_t g = 0; g < r.groups.size(); ++g) {
+    int first = model.first[g];
+    if (first < 0)
+      continue;
     int best = 0;
-    if (group.first >= 0)
-      for (int p = 1; p < group.size; ++p)
-        if (x[group.first + p] > x[group.first + best])
-          best = p;
-    choice.push_back(best);
+    for (int p = 1; p < static_cast<int>(r.groups[g].alive.size()); ++p)
+      if (x[first + p] > x[first + best])
+        best = p;
+    groupChoice[g] = best;
   }
-  return choice;
+  return expandChoice(r, groupChoice);
 }
 
 /// The smallest peak any plan reaches: minimize P subject to M_t <= P.
@@ -242,9 +227,12 @@ double smallestPeak(const StrategyProblem &problem, double seconds, StrategySolu
     std::fill(node.cost.begin(), node.cost.end(), 0.0);
   Model peak;
   addStrategyColumns(noEdges, peak);
-  addEdgeTerms(noEdges, peak);
+  if (peak.columns == 0) // dominance left one layout per value: the smallest
+    return peakMemoryOf(
+        problem, expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
   int column = peak.addColumn(1.0, false, 1e30);
   addMemoryRows(noEdges, peak, 0, column);
+  peak.load();
   configure(peak, seconds);
   Cbc_solve(peak.cbc);
   out.variables += peak.columns;
@@ -280,18 +268,21 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   StrategySolution out;
   Model model;
   addStrategyColumns(problem, model);
-  addEdgeTerms(problem, model);
+  out.presolve = model.reduced.stats;
   const bool budgeted = problem.memoryBudget.has_value();
   if (budgeted)
     addMemoryRows(problem, model, *problem.memoryBudget, -1);
   out.variables = model.columns;
   out.constraints = model.rows;
 
-  if (model.columns == 0) { // every node has one strategy
-    out.choice.assign(problem.nodes.size(), 0);
+  if (model.columns == 0) { // every group has one strategy left
+    out.choice = expandChoice(model.reduced, std::vector<int>(model.reduced.groups.size(), 0));
     double peak = peakMemoryOf(problem, out.choice);
     if (budgeted && peak > *problem.memoryBudget) {
-      out = StrategySolution{SolveStatus::Infeasible, {}, 0, 0, 0, elapsed(), 0, 0, peak};
+      out.status = SolveStatus::Infeasible;
+      out.choice.clear();
+      out.seconds = elapsed();
+      out.smallestPeak = peak;
       return out;
     }
     out.status = SolveStatus::Optimal;
@@ -300,6 +291,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     return out;
   }
 
+  model.load();
   configure(model, problem.timeLimitSeconds);
   Cbc_solve(model.cbc);
   const double *x = Cbc_bestSolution(model.cbc);
@@ -311,7 +303,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
       out.bound = out.objective;
     } else {
       out.status = SolveStatus::TimeLimit;
-      out.bound = Cbc_getBestPossibleObjValue(model.cbc) / kTimeScale + model.constant;
+      out.bound = Cbc_getBestPossibleObjValue(model.cbc) / kTimeScale + model.reduced.constant;
       out.gap =
           std::max(0.0, (out.objective - out.bound) / std::max(std::abs(out.objective), 1e-12));
     }

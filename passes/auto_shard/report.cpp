@@ -49,6 +49,9 @@ std::string formatAutoShardReport(const AutoShardReport &r) {
   out += fmt::format("\n  solve time {:.3f} s\n", r.solveSeconds);
   out += fmt::format("  model {} variables, {} constraints ({} nodes, {} strategies)\n",
                      r.variables, r.constraints, r.nodes, r.strategies);
+  out += fmt::format("  reduced {} followers, {} groups eliminated, {} dominated strategies, {} "
+                     "separable edges\n",
+                     r.followers, r.eliminatedGroups, r.dominatedStrategies, r.separableEdges);
   for (const std::string &note : r.notes)
     out += fmt::format("  note: {}\n", note);
   return out;

@@ -7,7 +7,10 @@
 // 2. Ops in program order. sharding_constraint/reshard: layouts honouring
 //    its sharding. A unary or convert op on a node's value without a
 //    written sharding follows that node (same strategy index, XLA's
-//    followers). Any other op: opStrategies; a written result sharding
+//    followers). So do a reshape, transpose or broadcast, and an
+//    elementwise binary op whose other operand is a constant: for each of
+//    the leader's layouts, the op's strategy cheapest given that layout
+//    (reshard into it plus compute). Any other op: opStrategies; a written result sharding
 //    filters them (open dims) or fixes the result (closed: priced as the
 //    reshard from the computed layout, as partition does).
 // 3. Strategies with the same operand and result layouts: the cheapest.
@@ -164,6 +167,14 @@ private:
     }
     const Mesh &mesh = meshFor(result.sharding);
     std::vector<Strategy> all = opStrategies(op, *rule, mesh);
+    if (!result.sharding && !all.empty()) {
+      int leaderOperand = determiningOperand(op);
+      if (leaderOperand >= 0) {
+        int node = graph_.nodeOf.at(op.operands[leaderOperand]);
+        addNode(result, &op, bestResponses(op, std::move(all), node, leaderOperand), step, node);
+        return;
+      }
+    }
     if (result.sharding && result.sharding->isClosed()) {
       // Computed any way, then resharded to the written layout.
       std::vector<Strategy> base;
@@ -177,6 +188,49 @@ private:
       all = honouring(std::move(all), result.sharding, mesh);
     }
     addNode(result, &op, std::move(all), step, -1);
+  }
+
+  /// The operand whose layout decides the op's strategy (a follower's
+  /// leader), or -1: the operand of a reshape, transpose or broadcast, or
+  /// of an elementwise binary op the one not produced by a constant.
+  int determiningOperand(const Op &op) const {
+    auto isNode = [&](const Value *v) { return graph_.nodeOf.count(v) != 0; };
+    if (op.kind == OpKind::Reshape || op.kind == OpKind::Transpose || op.kind == OpKind::Broadcast)
+      return op.operands.size() == 1 && isNode(op.operands[0]) ? 0 : -1;
+    if (opInfo(op.kind).group != OpGroup::Binary || op.operands.size() != 2)
+      return -1;
+    auto constant = [](const Value *v) {
+      return v->definingOp && v->definingOp->kind == OpKind::Constant;
+    };
+    for (int i = 0; i < 2; ++i)
+      if (isNode(op.operands[i]) && constant(op.operands[1 - i]) && !constant(op.operands[i]))
+        return i;
+    return -1;
+  }
+
+  /// For each strategy of the leader `node`: the op's strategy cheapest when
+  /// operand `operand` arrives in the leader's layout.
+  std::vector<Strategy> bestResponses(const Op &op, std::vector<Strategy> all, int node,
+                                      int operand) {
+    for (Strategy &s : all)
+      pricer_.price(&op, op.result()->type, s);
+    const Value &in = *op.operands[operand];
+    std::vector<Strategy> chosen;
+    for (const Strategy &l : graph_.nodes[node].strategies) {
+      const Strategy *best = nullptr;
+      double bestCost = 0;
+      for (const Strategy &s : all) {
+        double cost = s.compute + s.communication +
+                      pricer_.time(pricer_.plan(in.type, l.result, {}, "sum", s.operands[operand]),
+                                   in.type.dtype);
+        if (!best || cost < bestCost) {
+          best = &s;
+          bestCost = cost;
+        }
+      }
+      chosen.push_back(*best);
+    }
+    return chosen;
   }
 
   /// A result of @main with a written sharding: its value pays the reshard.

@@ -85,6 +85,27 @@ func @main(%a: tensor<8x16xf32>) -> tensor<8xf32> {
   CHECK(a.sharding("s").find(R"({"x", "y"})") != std::string::npos);
 }
 
+TEST_CASE("auto-shard: reshape, transpose and binary ops with a constant follow", "[auto_shard]") {
+  AutoSharded a(R"(@mesh = <["x"=2, "y"=2]>
+func @main(%a: tensor<8x16xf32>) -> tensor<16x8xf32> {
+  %c = constant dense<2.0> : tensor<f32>
+  %m = mul %a, %c
+  %r = reshape %m : tensor<8x4x4xf32>
+  %r2 = reshape %r : tensor<8x16xf32>
+  %t = transpose %r2 {perm = [1, 0]} : tensor<16x8xf32>
+  %n = neg %t
+  return %n
+})");
+  REQUIRE_FALSE(a.diags.hasErrors());
+  // %m, %r, %r2 and %t take their strategy from their operand's layout
+  // (their leader's), as %n does from %t: no choice of their own.
+  CHECK(a.report.followers == 5);
+  CHECK(a.report.status == "optimal");
+  CHECK(a.report.edges.empty());
+  CHECK(a.sharding("m") == a.sharding("a"));
+  CHECK(a.sharding("r2") == a.sharding("a"));
+}
+
 TEST_CASE("auto-shard: budgets", "[auto_shard]") {
   const char *text = R"(@mesh = <["x"=2]>
 func @main(%x: tensor<16x256xf32>, %w: tensor<256x256xf32>) -> tensor<16x256xf32> {

@@ -1,0 +1,62 @@
+// The strategy problem over groups (a leader and its followers share one
+// choice), shrunk before the ILP by exact reductions; private to
+// passes/auto_shard/ (presolve.cpp builds and reduces it, ilp.cpp solves it).
+#pragma once
+
+#include "passes/auto_shard/StrategyProblem.h"
+
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+namespace shardc::autoshard {
+
+/// A leader and its followers: one choice among `alive`.
+struct ReducedGroup {
+  /// The original strategy indices still candidates (dominated ones dropped).
+  std::vector<int> alive;
+  /// Cost of each alive strategy: the members' node costs, the edges inside
+  /// the group, separable edge parts and eliminated neighbours folded in.
+  std::vector<double> linear;
+  std::vector<int> members; // problem nodes
+  std::set<int> neighbours; // groups sharing a pair matrix
+  bool eliminated = false;
+};
+
+/// A group removed from the model: its best strategy (original index) for
+/// every choice of the groups it was folded into (original indices, dense,
+/// row-major over `by`).
+struct Elimination {
+  int group = 0;
+  std::vector<int> by;
+  std::vector<int> best;
+  /// With two: the original strategy count of by[1].
+  size_t stride = 0;
+};
+
+/// The groups, the edge cost matrices between them, and what was removed.
+struct ReducedModel {
+  std::vector<ReducedGroup> groups;
+  std::vector<int> groupOf; // problem node -> group
+  /// (lower group, higher group) -> cost[a * k_higher + b] over alive indices.
+  std::map<std::pair<int, int>, std::vector<double>> pairs;
+  double constant = 0;
+  std::vector<Elimination> eliminations; // in the order they happened
+  PresolveStats stats;
+};
+
+/// Groups followers with their leaders, folds edges inside a group and
+/// edges touching a one-strategy group into linear costs, sums parallel
+/// edges per group pair; then, when `problem.presolve` is set, applies the
+/// exact reductions: separable matrices folded into both sides, dominated
+/// strategies dropped (memory counts when there is a budget), and without a
+/// budget groups with at most two neighbours eliminated into them.
+ReducedModel reduceProblem(const StrategyProblem &problem);
+
+/// The choice of every problem node (original indices) from the choice of
+/// every group left in the model (indices into `alive`; ignored for
+/// eliminated groups).
+std::vector<int> expandChoice(const ReducedModel &model, const std::vector<int> &groupChoice);
+
+} // namespace shardc::autoshard

@@ -1,0 +1,172 @@
+// The reductions before the strategy ILP (presolve.cpp) against exhaustive
+// enumeration, one property test per reduction on random problems built so
+// that the reduction applies (separable matrices, dominated strategies,
+// groups of at most two neighbours), with and without a memory budget; and
+// a long chain solved by elimination alone equals the plain ILP.
+#include "passes/auto_shard/StrategyProblem.h"
+
+#include "StrategyProblemHelpers.h"
+
+#include <catch2/catch.hpp>
+
+using namespace shardc::autoshard;
+using namespace shardc::autoshard::testing;
+
+namespace {
+
+/// Solves `p` and checks the objective against enumeration (under the
+/// budget when `budgeted`: halfway between the smallest and the free peak).
+/// Returns the presolve statistics.
+PresolveStats checkAgainstEnumeration(StrategyProblem p, bool budgeted) {
+  double smallest = 0;
+  double best = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
+  if (budgeted) {
+    StrategySolution free = solveStrategyProblem(p);
+    p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
+    best = enumerate(p, *p.memoryBudget, smallest);
+  }
+  StrategySolution s = solveStrategyProblem(p);
+  if (best == std::numeric_limits<double>::infinity()) {
+    REQUIRE(s.status == SolveStatus::Infeasible);
+    CHECK(s.smallestPeak == Approx(smallest));
+    return s.presolve;
+  }
+  REQUIRE(s.status == SolveStatus::Optimal);
+  REQUIRE(followsLeaders(p, s.choice));
+  if (budgeted)
+    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
+  CHECK(s.objective == Approx(best).margin(1e-9));
+  CHECK(objectiveOf(p, s.choice) == Approx(best).margin(1e-9));
+  return s.presolve;
+}
+
+/// Makes about half of the edges' matrices a[p] + b[q] (or one-sided).
+void makeSeparable(StrategyProblem &p, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> cost(0.0, 1e-3);
+  for (ProblemEdge &e : p.edges) {
+    if (rng() % 2)
+      continue;
+    size_t kv = p.nodes[e.to].cost.size();
+    std::vector<double> a(p.nodes[e.from].cost.size()), b(kv);
+    int oneSided = static_cast<int>(rng() % 3); // 0: both, 1: only a, 2: only b
+    for (double &x : a)
+      x = oneSided == 2 ? 0.0 : cost(rng);
+    for (double &x : b)
+      x = oneSided == 1 ? 0.0 : cost(rng);
+    for (size_t i = 0; i < a.size(); ++i)
+      for (size_t j = 0; j < kv; ++j)
+        e.cost[i * kv + j] = a[i] + b[j];
+  }
+}
+
+/// Makes the last strategy of some leaders a copy of their first, no better
+/// anywhere: cost, memory and every incident matrix entry at least as high.
+void addDominated(StrategyProblem &p, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> extra(0.0, 1e-4);
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    ProblemNode &node = p.nodes[n];
+    bool ledByOthers = false;
+    for (const ProblemNode &other : p.nodes)
+      ledByOthers = ledByOthers || other.follows == static_cast<int>(n);
+    size_t k = node.cost.size();
+    if (k < 2 || node.follows >= 0 || ledByOthers || rng() % 2)
+      continue;
+    node.cost[k - 1] = node.cost[0] + (rng() % 2 ? extra(rng) : 0.0);
+    node.memory[k - 1] = node.memory[0] + 1024.0 * (rng() % 2);
+    for (ProblemEdge &e : p.edges) {
+      size_t kv = p.nodes[e.to].cost.size();
+      if (e.from == static_cast<int>(n))
+        for (size_t q = 0; q < kv; ++q)
+          e.cost[(k - 1) * kv + q] = e.cost[q] + extra(rng) * (rng() % 2);
+      if (e.to == static_cast<int>(n))
+        for (size_t r = 0; r < p.nodes[e.from].cost.size(); ++r)
+          e.cost[r * k + k - 1] = e.cost[r * k] + extra(rng) * (rng() % 2);
+    }
+  }
+}
+
+/// Keeps only a chain's edges and a few skips: most groups have at most
+/// two neighbours.
+void sparsen(StrategyProblem &p, std::mt19937 &rng) {
+  std::vector<ProblemEdge> kept;
+  for (ProblemEdge &e : p.edges)
+    if (e.from + 1 == e.to || rng() % 6 == 0)
+      kept.push_back(std::move(e));
+  p.edges = std::move(kept);
+}
+
+} // namespace
+
+TEST_CASE("auto-shard presolve: separable edge matrices fold into node costs", "[auto_shard]") {
+  std::mt19937 rng(101);
+  int folded = 0;
+  for (int round = 0; round < 60; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    makeSeparable(p, rng);
+    INFO("round " << round);
+    // With a budget nothing is eliminated, so the folds are seen alone.
+    folded += checkAgainstEnumeration(p, true).separableEdges;
+    checkAgainstEnumeration(p, false);
+  }
+  CHECK(folded > 20);
+}
+
+TEST_CASE("auto-shard presolve: dominated strategies are dropped", "[auto_shard]") {
+  std::mt19937 rng(202);
+  int dropped = 0;
+  for (int round = 0; round < 60; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    addDominated(p, rng);
+    INFO("round " << round);
+    dropped += checkAgainstEnumeration(p, true).dominatedStrategies;
+    checkAgainstEnumeration(p, false);
+  }
+  CHECK(dropped > 20);
+}
+
+TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated", "[auto_shard]") {
+  std::mt19937 rng(303);
+  int eliminated = 0;
+  for (int round = 0; round < 80; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    if (round % 2)
+      sparsen(p, rng);
+    INFO("round " << round);
+    eliminated += checkAgainstEnumeration(p, false).eliminatedGroups;
+    // Under a budget the memory rows couple every group: none is eliminated.
+    CHECK(checkAgainstEnumeration(p, true).eliminatedGroups == 0);
+  }
+  CHECK(eliminated > 100);
+}
+
+TEST_CASE("auto-shard presolve: a long chain with skips equals the plain ILP", "[auto_shard]") {
+  std::mt19937 rng(404);
+  std::uniform_real_distribution<double> cost(0.0, 1e-3);
+  StrategyProblem p;
+  const int n = 40, k = 4;
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    for (int s = 0; s < k; ++s)
+      node.cost.push_back(cost(rng));
+    node.liveStart = node.liveEnd = i;
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int u : {v - 1, v - 3}) // a chain and residual-like skips
+      if (u >= 0) {
+        ProblemEdge e{u, v, {}};
+        for (int s = 0; s < k * k; ++s)
+          e.cost.push_back(cost(rng));
+        p.edges.push_back(e);
+      }
+  StrategyProblem plain = p;
+  plain.presolve = false;
+  StrategySolution reduced = solveStrategyProblem(p);
+  StrategySolution full = solveStrategyProblem(plain);
+  REQUIRE(reduced.status == SolveStatus::Optimal);
+  REQUIRE(full.status == SolveStatus::Optimal);
+  CHECK(reduced.objective == Approx(full.objective).margin(1e-9));
+  CHECK(reduced.variables < full.variables);
+  CHECK(reduced.presolve.eliminatedGroups > 0);
+}

@@ -1,0 +1,239 @@
+// shardc-calibrate: measures the machine auto-sharding prices plans with and
+// writes the cost model JSON that `shardc --cost-model` reads.
+//
+//   mpiexec -n 8 shardc-calibrate --mesh '<["x"=2, "y"=4]>' -o model.json
+//
+// 1. gemm rate per rank, f32 and f64 (OpenBLAS, every rank at once, the
+//    slowest rank's median); memory bandwidth per rank (a triad).
+// 2. Per mesh axis of size > 1, on the communicators of the ranks that
+//    differ only in that axis's coordinate (devices in row-major order):
+//    all_gather, all_reduce, reduce_scatter and all_to_all at a small and a
+//    large size; latency = the small size's time, bandwidth = bytes per rank
+//    over the large size's time less the latency. The axis's cost is the
+//    mean over the four kinds (printed one by one).
+// Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
+#include "frontend/Parser.h"
+#include "passes/auto_shard/CostModel.h"
+
+#include <cblas.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace shardc;
+using namespace shardc::autoshard;
+
+namespace {
+
+struct Options {
+  std::string mesh, output;
+  int gemmN = 1024;
+  size_t streamBytes = 64u << 20;
+  size_t collectiveBytes = 8u << 20;
+  int repeats = 5;
+};
+
+/// The usage error of `argv`, or "" when the options are good.
+std::string parseArgs(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char * { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char *v = nullptr;
+    if (a == "--mesh" || a == "-o" || a == "--gemm-n" || a == "--bytes" || a == "--repeats") {
+      v = value();
+      if (!v)
+        return a + " needs a value";
+    }
+    if (a == "--mesh")
+      o.mesh = v;
+    else if (a == "-o")
+      o.output = v;
+    else if (a == "--gemm-n" && (o.gemmN = std::atoi(v)) > 0)
+      continue;
+    else if (a == "--bytes" && std::atol(v) >= 1024)
+      o.collectiveBytes = o.streamBytes = static_cast<size_t>(std::atol(v));
+    else if (a == "--repeats" && (o.repeats = std::atoi(v)) > 0)
+      continue;
+    else if (a == "--quick") {
+      o.gemmN = 64;
+      o.streamBytes = o.collectiveBytes = 64 << 10;
+      o.repeats = 2;
+    } else
+      return "bad argument: " + a;
+  }
+  if (o.mesh.empty() || o.output.empty())
+    return "usage: shardc-calibrate --mesh '<[\"x\"=2, \"y\"=4]>' -o model.json [--quick] "
+           "[--gemm-n N] [--bytes B] [--repeats K]";
+  return "";
+}
+
+/// The mesh written as `<["x"=2, ...]>`; its error text in `error`.
+Mesh parseMesh(const std::string &text, std::string &error) {
+  SourceFile file("--mesh", "@calibrate = " + text + "\n");
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(file, diags);
+  if (!module || diags.hasErrors() || module->meshes.size() != 1 ||
+      module->meshes[0]->axes.empty()) {
+    error = "--mesh - not a mesh: " + text;
+    return {};
+  }
+  return *module->meshes[0];
+}
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// The median over `repeats` of the slowest rank's time of `body` on `comm`.
+double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
+  body(); // warm up
+  std::vector<double> times;
+  for (int r = 0; r < repeats; ++r) {
+    MPI_Barrier(comm);
+    double start = now();
+    body();
+    double local = now() - start, slowest = 0;
+    MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    times.push_back(slowest);
+  }
+  std::sort(times.begin(), times.end());
+  return std::max(times[times.size() / 2], 1e-9);
+}
+
+template <typename T> double gemmRate(const Options &o) {
+  const int n = o.gemmN;
+  std::vector<T> a(static_cast<size_t>(n) * n, T(1)), b(a), c(a.size(), T(0));
+  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+    if constexpr (sizeof(T) == 4)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                  n, 0.0f, c.data(), n);
+    else
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n,
+                  0.0, c.data(), n);
+  });
+  return 2.0 * n * n * static_cast<double>(n) / seconds;
+}
+
+double memoryBandwidth(const Options &o) {
+  size_t n = std::max<size_t>(o.streamBytes / (3 * sizeof(double)), 1024);
+  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
+  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+    for (size_t i = 0; i < n; ++i)
+      a[i] = b[i] + 3.0 * c[i];
+  });
+  return 3.0 * sizeof(double) * static_cast<double>(n) / seconds;
+}
+
+/// One collective of `bytes` per rank on `comm` (size `p`).
+void collective(const std::string &kind, MPI_Comm comm, int p, size_t bytes, std::vector<char> &in,
+                std::vector<char> &out) {
+  int count = static_cast<int>(std::max<size_t>(bytes / sizeof(float), p) / p * p);
+  in.resize(count * sizeof(float) * p);
+  out.resize(count * sizeof(float) * p);
+  if (kind == "all_gather")
+    MPI_Allgather(in.data(), count / p, MPI_FLOAT, out.data(), count / p, MPI_FLOAT, comm);
+  else if (kind == "all_reduce")
+    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, comm);
+  else if (kind == "reduce_scatter")
+    MPI_Reduce_scatter_block(in.data(), out.data(), count / p, MPI_FLOAT, MPI_SUM, comm);
+  else
+    MPI_Alltoall(in.data(), count / p, MPI_FLOAT, out.data(), count / p, MPI_FLOAT, comm);
+}
+
+/// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
+AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
+  int64_t stride = 1;
+  for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
+    stride *= mesh.axes[a].size;
+  int64_t size = mesh.axes[axis].size;
+  int64_t coordinate = (rank / stride) % size;
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(rank - coordinate * stride),
+                 static_cast<int>(coordinate), &comm);
+  AxisCost mean{0, 0};
+  std::vector<char> in, out;
+  const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
+  for (const char *kind : kinds) {
+    const int p = static_cast<int>(size);
+    double small = timed(comm, o.repeats * 4, [&] { collective(kind, comm, p, 4 * p, in, out); });
+    double large =
+        timed(comm, o.repeats, [&] { collective(kind, comm, p, o.collectiveBytes, in, out); });
+    double bandwidth = static_cast<double>(o.collectiveBytes) / std::max(large - small, 1e-9);
+    if (rank == 0)
+      std::printf("axis %s (%lld ranks): %-14s latency %.2f us, bandwidth %.3f GB/s\n",
+                  mesh.axes[axis].name.c_str(), static_cast<long long>(size), kind, small * 1e6,
+                  bandwidth / 1e9);
+    mean.latency += small / 4;
+    mean.bandwidth += bandwidth / 4;
+  }
+  MPI_Comm_free(&comm);
+  return mean;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  Options o;
+  std::string error = parseArgs(argc, argv, o);
+  Mesh mesh;
+  if (error.empty())
+    mesh = parseMesh(o.mesh, error);
+  if (error.empty()) {
+    int64_t devices = 1;
+    for (const MeshAxis &a : mesh.axes)
+      devices *= a.size;
+    if (devices != ranks)
+      error = "--mesh - the mesh has " + std::to_string(devices) + " devices but mpiexec started " +
+              std::to_string(ranks) + " ranks";
+  }
+  if (!error.empty()) {
+    if (rank == 0)
+      std::fprintf(stderr, "shardc-calibrate: %s\n", error.c_str());
+    MPI_Finalize();
+    return 2;
+  }
+  CostModel model = defaultCostModel();
+  model.flops[DType::F32] = gemmRate<float>(o);
+  model.flops[DType::F64] = gemmRate<double>(o);
+  model.memoryBandwidth = memoryBandwidth(o);
+  if (rank == 0)
+    std::printf("gemm f32 %.1f GFLOP/s, f64 %.1f GFLOP/s per rank; memory %.2f GB/s per rank\n",
+                model.flops[DType::F32] / 1e9, model.flops[DType::F64] / 1e9,
+                model.memoryBandwidth / 1e9);
+  AxisCost worst{0, 0};
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    if (mesh.axes[a].size <= 1)
+      continue;
+    AxisCost c = axisCost(mesh, a, rank, o);
+    model.axes[mesh.axes[a].name] = c;
+    worst.latency = std::max(worst.latency, c.latency);
+    worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
+  }
+  if (worst.bandwidth > 0)
+    model.collective = worst;
+  int status = 0;
+  if (rank == 0) {
+    std::ofstream out(o.output);
+    out << costModelToJson(model);
+    if (!out) {
+      std::fprintf(stderr, "shardc-calibrate: %s - cannot write\n", o.output.c_str());
+      status = 1;
+    } else {
+      std::printf("wrote %s\n", o.output.c_str());
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
