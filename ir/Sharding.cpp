@@ -68,6 +68,15 @@ bool overlaps(int64_t preA, int64_t sizeA, int64_t preB, int64_t sizeB) {
 bool canMerge(int64_t preA, int64_t sizeA, int64_t preB) { return preA * sizeA == preB; }
 } // namespace subaxis
 
+Sharding Sharding::closed() const {
+  Sharding s = *this;
+  for (DimSharding &d : s.dims) {
+    d.open = false;
+    d.priority.reset();
+  }
+  return s;
+}
+
 Sharding Sharding::replicatedOn(const std::string &mesh, size_t rank) {
   Sharding s;
   s.meshName = mesh;

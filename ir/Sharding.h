@@ -103,6 +103,9 @@ struct Sharding {
   static Sharding replicatedOn(const std::string &mesh, size_t rank);
   /// Whether every dim is closed and no dim has a priority.
   bool isClosed() const;
+  /// This sharding with every dim closed and no priorities (what export
+  /// leaves and partitioning wants).
+  Sharding closed() const;
   /// Canonical text, e.g. `sharding<@m, [{"x"}, {"y", ?}p1], replicated={"z"}>`.
   std::string str() const;
   /// JAX-style dims, e.g. `8@x, 16@{y,z}`, for `f32[8@x, 16@{y,z}]`.

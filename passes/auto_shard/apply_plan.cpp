@@ -13,14 +13,6 @@
 namespace shardc::autoshard {
 namespace {
 
-Sharding closed(Sharding s) {
-  for (DimSharding &d : s.dims) {
-    d.open = false;
-    d.priority.reset();
-  }
-  return s;
-}
-
 std::string describeAxes(const Op &op, const Strategy &s) {
   std::optional<ShardingRule> rule = getShardingRule(op);
   if (!rule || s.factorAxes.size() != rule->numFactors())
@@ -53,10 +45,10 @@ public:
     for (size_t n = 0; n < graph_.nodes.size(); ++n) {
       GraphNode &node = graph_.nodes[n];
       const Strategy &s = chosen(static_cast<int>(n));
-      node.value->sharding = closed(s.result);
+      node.value->sharding = s.result.closed();
       if (node.op &&
           (node.op->kind == OpKind::ShardingConstraint || node.op->kind == OpKind::Reshard))
-        node.op->setAttr("sharding", shardingAttr(closed(s.result)));
+        node.op->setAttr(attrs::sharding.name, shardingAttr(s.result.closed()));
       if (report_)
         reportNode(node, s);
     }
@@ -113,11 +105,11 @@ private:
         c->loc = op.loc;
         c->operands = {value};
         c->operandLocs = {op.loc};
-        c->setAttr("sharding", shardingAttr(closed(want)));
+        c->setAttr(attrs::sharding.name, shardingAttr(want.closed()));
         auto r = std::make_unique<Value>();
         r->name = fresh(value->name);
         r->type = value->type;
-        r->sharding = closed(want);
+        r->sharding = want.closed();
         r->loc = op.loc;
         r->definingOp = c.get();
         c->results.push_back(std::move(r));
@@ -134,7 +126,7 @@ private:
     AutoShardOpRow row;
     row.what = node.op ? fmt::format("%{} = {}", node.value->name, node.op->name())
                        : fmt::format("param %{}", node.value->name);
-    row.shardings = closed(s.result).str();
+    row.shardings = s.result.closed().str();
     row.strategy = node.op ? describeAxes(*node.op, s) : "";
     row.compute = s.compute;
     row.communication = s.communication + s.toWrittenResult;
@@ -148,8 +140,8 @@ private:
     AutoShardEdgeRow row;
     row.value = fmt::format("%{} -> operand {} of %{} = {}", value.name, operand,
                             consumer.result()->name, consumer.name());
-    row.from = closed(from).str();
-    row.to = closed(to).str();
+    row.from = from.closed().str();
+    row.to = to.closed().str();
     std::string steps = describePlan(plan);
     while (!steps.empty() && steps.back() == '\n')
       steps.pop_back();

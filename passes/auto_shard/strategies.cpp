@@ -24,18 +24,6 @@
 namespace shardc::autoshard {
 namespace {
 
-Sharding fromFactors(const std::string &meshName, const TensorFactors &factors,
-                     const std::vector<std::vector<AxisRef>> &factorAxes, const Mesh &mesh) {
-  Sharding s = Sharding::replicatedOn(meshName, factors.size());
-  for (size_t d = 0; d < factors.size(); ++d) {
-    std::vector<AxisRef> axes;
-    for (int f : factors[d])
-      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
-    s.dims[d].axes = mergedAxes(axes, mesh);
-  }
-  return s;
-}
-
 /// Step 2's rule for dims of several factors.
 bool majorFactorsWhole(const ShardingRule &rule, const std::vector<std::vector<AxisRef>> &axes,
                        const Mesh &mesh) {
@@ -155,8 +143,8 @@ std::vector<Strategy> opStrategies(const Op &op, const ShardingRule &rule, const
     Strategy s;
     s.factorAxes = axes;
     for (const TensorFactors &t : rule.operands)
-      s.operands.push_back(fromFactors(mesh.name, t, axes, mesh));
-    s.result = fromFactors(mesh.name, rule.results[0], axes, mesh);
+      s.operands.push_back(shardingFromFactors(mesh.name, t, axes, mesh));
+    s.result = shardingFromFactors(mesh.name, rule.results[0], axes, mesh);
     s.computed = s.result;
     for (size_t f = 0; f < rule.numFactors(); ++f)
       if (rule.factorKinds[f] == FactorKind::Reduction)
@@ -187,7 +175,7 @@ std::vector<Strategy> valueStrategies(const TensorType &type, const Mesh &mesh) 
   std::vector<Strategy> out;
   forEachAssignment(rule, shardableFactors(nullptr, rule), mesh, [&](const auto &axes) {
     Strategy s;
-    s.result = fromFactors(mesh.name, rule.results[0], axes, mesh);
+    s.result = shardingFromFactors(mesh.name, rule.results[0], axes, mesh);
     s.computed = s.result;
     out.push_back(s);
   });

@@ -23,14 +23,6 @@
 namespace shardc::autoshard {
 namespace {
 
-Sharding closed(Sharding s) {
-  for (DimSharding &d : s.dims) {
-    d.open = false;
-    d.priority.reset();
-  }
-  return s;
-}
-
 const Mesh *defaultMesh(const Module &module) {
   for (const auto &m : module.meshes)
     if (!m->axes.empty())
@@ -50,7 +42,7 @@ std::vector<Strategy> honouring(std::vector<Strategy> all, const std::optional<S
       kept.push_back(std::move(s));
   if (kept.empty()) {
     Strategy s;
-    s.result = s.computed = closed(*written);
+    s.result = s.computed = written->closed();
     kept.push_back(s);
   }
   return kept;
@@ -118,7 +110,7 @@ private:
     std::vector<Strategy> all;
     if (arg.sharding && arg.sharding->isClosed()) {
       Strategy s;
-      s.result = s.computed = closed(*arg.sharding);
+      s.result = s.computed = arg.sharding->closed();
       all.push_back(s);
     } else {
       all = honouring(valueStrategies(arg.type, mesh), arg.sharding, mesh);
@@ -180,7 +172,7 @@ private:
       std::vector<Strategy> base;
       for (Strategy &s : all)
         if (sameLayout(s.result, s.computed, mesh)) {
-          s.result = closed(*result.sharding);
+          s.result = result.sharding->closed();
           base.push_back(std::move(s));
         }
       all = std::move(base);
@@ -246,7 +238,7 @@ private:
       for (Strategy &s : node.strategies)
         if (!honours(s.result, *written, mesh))
           s.toWrittenResult +=
-              pricer_.time(pricer_.plan(node.value->type, s.result, {}, "sum", closed(*written)),
+              pricer_.time(pricer_.plan(node.value->type, s.result, {}, "sum", written->closed()),
                            node.value->type.dtype);
     }
   }

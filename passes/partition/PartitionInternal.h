@@ -115,9 +115,6 @@ std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule
                                                 const std::vector<const Sharding *> &results,
                                                 const Mesh &mesh);
 /// The sharding of a tensor whose dims map to `factors`: each dim's axes are
-/// its factors' axes, major to minor.
-Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
-                             const std::vector<std::vector<AxisRef>> &factorAxes, const Mesh &mesh);
 /// Whether two shardings lay a tensor out identically (replicated lists and
 /// open/closed ignored).
 bool sameLayout(const Sharding &a, const Sharding &b);

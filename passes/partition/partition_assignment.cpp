@@ -160,17 +160,4 @@ std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule
   return factorAxes;
 }
 
-Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
-                             const std::vector<std::vector<AxisRef>> &factorAxes,
-                             const Mesh &mesh) {
-  Sharding s = Sharding::replicatedOn(meshName, factors.size());
-  for (size_t d = 0; d < factors.size(); ++d) {
-    std::vector<AxisRef> axes;
-    for (int f : factors[d])
-      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
-    s.dims[d].axes = mergedAxes(axes, mesh);
-  }
-  return s;
-}
-
 } // namespace shardc::partition

@@ -122,6 +122,10 @@ std::optional<ShardingRule> getShardingRule(const Op &op);
 /// (size-1 dims get none).
 ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults);
 
+/// its factors' axes, major to minor.
+Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
+                             const std::vector<std::vector<AxisRef>> &factorAxes, const Mesh &mesh);
+
 /// Reshape factorization: splits the two shapes into factors by gcd so that
 /// each dim of either side is a contiguous run of factors, major to minor,
 /// and a factor mapped on both sides covers the same elements in both (8 ->

@@ -3,6 +3,7 @@
 // ops with numpy broadcasting, sharding ops, creation ops). The other groups
 // live in sharding_rules_contraction.cpp, sharding_rules_shape.cpp and
 // sharding_rules_reshape.cpp.
+#include "ir/AxisAlgebra.h"
 #include "passes/rules/ShardingRulesInternal.h"
 
 #include <fmt/format.h>
@@ -251,6 +252,19 @@ ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t num
   rule.operands.assign(numOperands, dims);
   rule.results.assign(numResults, dims);
   return rule;
+}
+
+Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &factors,
+                             const std::vector<std::vector<AxisRef>> &factorAxes,
+                             const Mesh &mesh) {
+  Sharding s = Sharding::replicatedOn(meshName, factors.size());
+  for (size_t d = 0; d < factors.size(); ++d) {
+    std::vector<AxisRef> axes;
+    for (int f : factors[d])
+      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
+    s.dims[d].axes = mergedAxes(axes, mesh);
+  }
+  return s;
 }
 
 } // namespace shardc
