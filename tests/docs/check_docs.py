@@ -41,8 +41,12 @@ def blocks(path):
         raise SystemExit(f"{path}:{start - 1}: unterminated code block")
 
 
-def check(shardc, text):
-    """Returns shardc's complaint about one block, or None when it passes."""
+def check(shardc, text, path, start):
+    """Returns shardc's complaint about one block, or None when it passes.
+
+    Locations in shardc's diagnostics are rewritten from the temporary file to
+    the page: `tmp.shd:3:5:` becomes `docs/x.md:(start + 2):5:`.
+    """
     first = text.splitlines()[0] if text.strip() else ""
     flags_match = FLAGS.match(first.strip())
     flags = flags_match.group(1).split() if flags_match else []
@@ -57,7 +61,9 @@ def check(shardc, text):
         os.unlink(name)
     if run.returncode == 0:
         return None
-    return f"shardc {mode} {' '.join(flags)} exited {run.returncode}:\n{run.stderr}"
+    located = re.sub(re.escape(name) + r":(\d+):",
+                     lambda m: f"{path}:{start + int(m.group(1)) - 1}:", run.stderr)
+    return f"shardc {mode} {' '.join(flags)} exited {run.returncode}:\n{located}"
 
 
 def main():
@@ -71,7 +77,7 @@ def main():
     passed, failed = 0, 0
     for path in files:
         for line, text in blocks(path):
-            problem = check(args.shardc, text)
+            problem = check(args.shardc, text, path, line)
             if problem is None:
                 passed += 1
                 continue
