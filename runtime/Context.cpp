@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace shardrt {
 
@@ -167,6 +169,20 @@ void exitAll(shardrt_context *ctx, int status) {
 
 using namespace shardrt;
 
+namespace {
+/// Every live shardrt_alloc buffer's size, for the peak --profile prints.
+std::mutex allocationsMutex;
+std::unordered_map<void *, int64_t> allocations;
+int64_t liveBytes = 0, peakBytes = 0;
+} // namespace
+
+namespace shardrt {
+int64_t peakAllocatedBytes() {
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  return peakBytes;
+}
+} // namespace shardrt
+
 extern "C" {
 
 void *shardrt_alloc(shardrt_context *ctx, int64_t bytes) {
@@ -184,10 +200,23 @@ void *shardrt_alloc(shardrt_context *ctx, int64_t bytes) {
     fail(ctx, format("out of memory: allocating %lld bytes", static_cast<long long>(bytes)));
   if (alignment == kHugePage)
     madvise(buffer, rounded, MADV_HUGEPAGE); // advice only: failure changes nothing
+  std::lock_guard<std::mutex> lock(allocationsMutex);
+  allocations[buffer] = bytes;
+  liveBytes += bytes;
+  peakBytes = std::max(peakBytes, liveBytes);
   return buffer;
 }
 
-void shardrt_free(void *buffer) { std::free(buffer); }
+void shardrt_free(void *buffer) {
+  if (buffer) {
+    std::lock_guard<std::mutex> lock(allocationsMutex);
+    if (auto it = allocations.find(buffer); it != allocations.end()) {
+      liveBytes -= it->second;
+      allocations.erase(it);
+    }
+  }
+  std::free(buffer);
+}
 
 void shardrt_fail(shardrt_context *ctx, const char *message) { fail(ctx, message); }
 

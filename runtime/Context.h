@@ -150,4 +150,8 @@ int mpiCount(shardrt_context *ctx, int64_t count);
 /// Seconds since an arbitrary start (MPI_Wtime).
 inline double now() { return MPI_Wtime(); }
 
+/// The most bytes this process held at once in shardrt_alloc buffers (the
+/// kernels' arena, inputs, outputs, collective scratch), for --profile.
+int64_t peakAllocatedBytes();
+
 } // namespace shardrt

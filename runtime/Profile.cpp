@@ -127,9 +127,16 @@ void shardrt_print_profile(shardrt_context *ctx) {
     kindNames.push_back(collectiveName(static_cast<Collective>(k)));
   }
   std::vector<double> opStats, kindStats;
+  std::vector<long long> peaks(static_cast<size_t>(ctx->ranks));
   if (ctx->options.profile) {
     opStats = maxOverRanks(ctx, ops);
     kindStats = maxOverRanks(ctx, kinds);
+    long long peak = peakAllocatedBytes();
+    checkMpi(ctx,
+             MPI_Igather(&peak, 1, MPI_LONG_LONG, peaks.data(), 1, MPI_LONG_LONG, 0, ctx->world,
+                         &request),
+             "MPI_Igather");
+    waitAll(ctx, 1, &request, "MPI_Igather");
   }
   if (ctx->rank != 0)
     return;
@@ -141,6 +148,11 @@ void shardrt_print_profile(shardrt_context *ctx) {
     std::printf("profile (over all runs; maximum over ranks):\n");
     printTable("op", opNames, opStats);
     printTable("collective", kindNames, kindStats);
+    // Everything the runtime allocated: the arena, inputs, outputs, scratch.
+    std::printf("peak allocated bytes per rank:");
+    for (long long peak : peaks)
+      std::printf(" %lld", peak);
+    std::printf("\n");
   }
   std::fflush(stdout);
 }

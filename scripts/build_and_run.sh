@@ -4,7 +4,8 @@
 # shardings, partition it into the per-device program with the collectives it
 # needs, compile it into a native executable and run it on 8 MPI ranks -- and
 # checks that every example's executable computes what the reference
-# interpreter computes.
+# interpreter computes. The examples without shardings (auto_*.shd) are built
+# with --auto-shard: the solver chooses their shardings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,16 +29,21 @@ echo "==> $shardc examples/mlp.shd -o $out/mlp"
 echo "==> $mpirun -n 8 $out/mlp --random-inputs 1 --profile"
 "$mpirun" -n 8 "$out/mlp" --random-inputs 1 --profile
 
+echo "==> $shardc examples/auto_transformer.shd --auto-shard --report=auto-sharding"
+"$shardc" examples/auto_transformer.shd --auto-shard --report=auto-sharding
+
 status=0
 for example in examples/*.shd; do
   name=$(basename "$example" .shd)
   prog=$out/$name
-  if "$shardc" "$example" -o "$prog" &&
+  flags=()
+  case $name in auto_*) flags=(--auto-shard) ;; esac
+  if "$shardc" "$example" "${flags[@]}" -o "$prog" &&
      ranks=$("$prog" --help | sed -n 's/^usage: mpirun -n \([0-9]*\) .*/\1/p') &&
      "$mpirun" -n "$ranks" "$prog" --random-inputs 1 --output-dir "$out/$name.native" &&
      "$shardc" "$example" --interpret --random-inputs 1 --output-dir "$out/$name.global" &&
      "$compare" "$out/$name.native" "$out/$name.global" --rtol 1e-4 --atol 1e-4 >/dev/null; then
-    echo "==> $example: mpirun -n $ranks ./$name equals shardc --interpret"
+    echo "==> $example${flags:+ (${flags[*]})}: mpirun -n $ranks ./$name equals shardc --interpret"
   else
     echo "==> $example: FAILED (see above)"
     status=1

@@ -143,7 +143,7 @@ Loc locAt(const SourceFile &file, size_t offset) {
 } // namespace
 
 Analysis::Analysis(std::string path, std::string text, const AnalysisOptions &options)
-    : explicitMode_(options.explicitMode),
+    : explicitMode_(options.explicitMode), autoSharded_(options.autoShard && !explicitMode_),
       file_(std::make_unique<SourceFile>(std::move(path), std::move(text))) {
   // The CLI refuses a buffer that is not text before compiling it.
   if (std::optional<NotText> bad = findNonText(file_->text())) {
@@ -164,13 +164,15 @@ Analysis::Analysis(std::string path, std::string text, const AnalysisOptions &op
   if (!checked_ || checks.hasErrors())
     return;
 
-  // 2. propagation (or explicit-shardings), with origins.
+  // 2. propagation (or explicit-shardings), with origins; auto-shard first
+  // when asked.
   DiagnosticEngine full;
   full.setErrorLimit(options.errorLimit);
   CompileOptions fullOptions;
   fullOptions.throughPropagation = true;
   fullOptions.explicitMode = explicitMode_;
   fullOptions.origins = explicitMode_ ? nullptr : &origins_;
+  fullOptions.autoShard = autoSharded_ ? &options.autoShardOptions : nullptr;
   propagated_ = compile(*file_, full, fullOptions);
   diagnostics_ = full.diagnostics();
   if (propagated_)

@@ -7,14 +7,17 @@
 //   1. the checks, keeping the module even when they fail, so that a file
 //      with mistakes still has hover and navigation;
 //   2. when the checks pass: through propagation (recording each axis's
-//      origin) or, in explicit mode, explicit-shardings. Its diagnostics are
-//      then the ones reported, exactly what `shardc --verify-only` (with
-//      `--explicit` in explicit mode) says.
+//      origin) or, in explicit mode, explicit-shardings; with auto-shard,
+//      the solver first decides what the program leaves out. Its
+//      diagnostics are then the ones reported, exactly what
+//      `shardc --verify-only` (with `--explicit` in explicit mode) says, or
+//      with auto-shard what `shardc --auto-shard --emit=sharded` says.
 // Navigation reads run 1, where every sharding is the one the user wrote;
 // run 2's values are found by their location.
 #pragma once
 
 #include "ir/IR.h"
+#include "passes/auto_shard/AutoShard.h"
 #include "passes/propagate/ShardingOrigins.h"
 
 #include <map>
@@ -30,6 +33,16 @@ struct AnalysisOptions {
   bool explicitMode = false;
   /// Errors reported per document (the CLI's --error-limit default).
   size_t errorLimit = 20;
+  /// `shardc --auto-shard`: run 2 lets the solver choose the shardings the
+  /// program leaves out (ignored in explicit mode, as by the CLI).
+  bool autoShard = false;
+  /// The solver's options with autoShard (a shorter time limit than the
+  /// CLI's: an editor waits for the answer).
+  AutoShardOptions autoShardOptions = [] {
+    AutoShardOptions o;
+    o.timeLimitSeconds = 5;
+    return o;
+  }();
 };
 
 /// One place in the text that names something.
@@ -66,6 +79,8 @@ public:
     return propagated_ && !explicitMode_ ? &origins_ : nullptr;
   }
   bool explicitMode() const { return explicitMode_; }
+  /// Whether run 2 ran auto-shard (its shardings are the solver's choice).
+  bool autoSharded() const { return autoSharded_; }
 
   /// The propagated twin of a value or function result of module().
   const Value *propagatedValue(const Value &written) const;
@@ -82,6 +97,7 @@ private:
   void index(const Module &module);
 
   bool explicitMode_;
+  bool autoSharded_;
   std::unique_ptr<SourceFile> file_; // every Loc points here: declared first
   std::deque<Diagnostic> diagnostics_;
   std::unique_ptr<Module> checked_;

@@ -1,7 +1,9 @@
 // textDocument/inlayHint: after each value the user left unannotated, the
 // sharding propagation gave it. "Unannotated" is read off propagation's
 // origins: a value whose sharding has axes, none of them written on it. In
-// explicit mode nothing records origins and there are no hints.
+// explicit mode nothing records origins and there are no hints. With
+// auto-shard (shardc-lsp --auto-shard), a value or result of @main written
+// without a sharding shows the one the solver chose, replicated included.
 #include "tools/shardc-lsp/Features.h"
 
 #include "ir/Printer.h"
@@ -52,43 +54,63 @@ public:
 
 private:
   void function(const Function &f) {
-    block(f.body);
-    for (const ResultSpec &spec : f.results)
-      if (const ResultSpec *after = analysis_.propagatedResult(spec); after && after->sharding)
-        if (auto it = origins_.results.find(after); it != origins_.results.end())
-          hint(spec.loc, after->type, *after->sharding, &it->second);
-  }
-
-  void block(const Block &b) {
-    for (const auto &arg : b.args)
-      value(*arg);
-    for (const auto &op : b.ops) {
-      for (const auto &r : op->results)
-        value(*r);
-      if (op->body)
-        block(*op->body);
+    // auto-shard decides @main's own values (not those of nested bodies).
+    const bool solved = analysis_.autoSharded() && !f.isSnippet() && f.name == "main";
+    block(f.body, solved);
+    for (const ResultSpec &spec : f.results) {
+      const ResultSpec *after = analysis_.propagatedResult(spec);
+      if (!after || !after->sharding)
+        continue;
+      if (solved && !spec.sharding)
+        chosen(spec.loc, after->type, *after->sharding);
+      else if (auto it = origins_.results.find(after); it != origins_.results.end())
+        hint(spec.loc, after->type, *after->sharding, &it->second);
     }
   }
 
-  void value(const Value &v) {
+  void block(const Block &b, bool solved) {
+    for (const auto &arg : b.args)
+      value(*arg, solved);
+    for (const auto &op : b.ops) {
+      for (const auto &r : op->results)
+        value(*r, solved);
+      if (op->body)
+        block(*op->body, false);
+    }
+  }
+
+  void value(const Value &v, bool solved) {
     const Value *after = analysis_.propagatedValue(v);
     if (!after || !after->sharding)
       return;
+    if (solved && !v.sharding)
+      return chosen(v.loc, after->type, *after->sharding);
     auto it = origins_.values.find(after);
     hint(v.loc, after->type, *after->sharding, it == origins_.values.end() ? nullptr : &it->second);
   }
 
+  /// A propagated sharding: only when every axis reached the value by
+  /// propagation.
   void hint(const Loc &at, const TensorType &type, const Sharding &sharding,
             const std::vector<DimOrigins> *dims) {
-    if (!at.known() || at.line - 1 < firstLine_ || at.line - 1 > lastLine_ ||
-        !allPropagated(sharding, dims))
+    if (allPropagated(sharding, dims))
+      add(at, sharding, "propagated: " + jaxType(type, &sharding));
+  }
+
+  /// The solver's choice for a value written without a sharding.
+  void chosen(const Loc &at, const TensorType &type, const Sharding &sharding) {
+    add(at, sharding, "auto-shard: " + jaxType(type, &sharding));
+  }
+
+  void add(const Loc &at, const Sharding &sharding, const std::string &tooltip) {
+    if (!at.known() || at.line - 1 < firstLine_ || at.line - 1 > lastLine_)
       return;
     Position end = doc_.lines().position(at.line, at.col + at.length);
     hints_.push_back({{"position", toJson(end)},
                       {"label", printSharding(sharding)},
                       {"kind", kTypeHint},
                       {"paddingLeft", true},
-                      {"tooltip", "propagated: " + jaxType(type, &sharding)}});
+                      {"tooltip", tooltip}});
   }
 
   const Analysis &analysis_;

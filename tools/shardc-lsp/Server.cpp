@@ -121,9 +121,11 @@ nlohmann::json Server::request(const std::string &method, const nlohmann::json &
     if (initialized_)
       throw RpcError(kInvalidRequest, "initialize: the server is already initialized");
     initialized_ = true;
-    if (params.contains("initializationOptions") && params["initializationOptions"].is_object())
-      options_.analysis.explicitMode =
-          params["initializationOptions"].value("explicit", options_.analysis.explicitMode);
+    if (params.contains("initializationOptions") && params["initializationOptions"].is_object()) {
+      const nlohmann::json &init = params["initializationOptions"];
+      options_.analysis.explicitMode = init.value("explicit", options_.analysis.explicitMode);
+      options_.analysis.autoShard = init.value("autoShard", options_.analysis.autoShard);
+    }
     return {{"capabilities", capabilities()},
             {"serverInfo", {{"name", "shardc-lsp"}, {"version", SHARDC_VERSION}}}};
   }

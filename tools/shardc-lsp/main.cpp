@@ -6,6 +6,8 @@
 //   shardc-lsp --lit-test      read `// -----` separated messages, print
 //                              pretty JSON with sorted keys (for lit tests)
 //   shardc-lsp --explicit      JAX sharding in types, as `shardc --explicit`
+//   shardc-lsp --auto-shard    inlay hints show the solver's shardings, as
+//                              `shardc --auto-shard` chooses them
 #include "tools/shardc-lsp/Server.h"
 #include "tools/shardc-lsp/Transport.h"
 
@@ -26,6 +28,9 @@ int main(int argc, char **argv) {
   app.add_flag("--explicit", options.analysis.explicitMode,
                "JAX sharding in types (shardc --explicit); also initializationOptions "
                "{\"explicit\": true}");
+  app.add_flag("--auto-shard", options.analysis.autoShard,
+               "show the shardings `shardc --auto-shard` chooses as inlay hints; also "
+               "initializationOptions {\"autoShard\": true}");
   app.set_version_flag("--version", std::string("shardc-lsp version ") + SHARDC_VERSION);
   try {
     app.parse(argc, argv);
