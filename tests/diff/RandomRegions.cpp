@@ -164,29 +164,32 @@ void Generator::emitManual() {
   ++ops_;
 }
 
-/// Pairs of device ids that move every device's value one step along
-/// `axis` of the region's mesh (cyclically); `dropSome` leaves one device
+/// Pairs of instances (row-major over the manual axes in mesh order, as the
+/// interpreter and the partitioner number them) that move every instance's
+/// value one step along `axis`, cyclically; `dropSome` leaves one instance
 /// without a sender (it receives zeros).
 std::vector<std::string> Generator::permutePairs(const std::string &axis, bool dropSome) {
   const MeshSpec &mesh = meshes_[cur().mesh];
   int64_t total = 1, stride = 1, size = 1;
-  for (const auto &[name, n] : mesh.axes)
-    total *= n;
+  bool after = false;
   for (auto it = mesh.axes.rbegin(); it != mesh.axes.rend(); ++it) {
+    if (!cur().manual.count(it->first))
+      continue;
+    total *= it->second;
     if (it->first == axis) {
       size = it->second;
-      break;
+      after = true;
+    } else if (!after) {
+      stride *= it->second;
     }
-    stride *= it->second;
   }
-  auto id = [&](int64_t pos) { return mesh.ids.empty() ? pos : mesh.ids[pos]; };
   std::vector<std::string> pairs;
   int64_t skip = dropSome ? rng_.below(total) : -1;
   for (int64_t pos = 0; pos < total; ++pos) {
     int64_t c = pos / stride % size;
     int64_t to = pos + ((c + 1) % size - c) * stride;
     if (pos != skip)
-      pairs.push_back(fmt::format("[{}, {}]", id(pos), id(to)));
+      pairs.push_back(fmt::format("[{}, {}]", pos, to));
   }
   return pairs;
 }
