@@ -166,8 +166,8 @@ void Generator::emitLogical() {
 
 void Generator::emitSelect() {
   Val a = anyValue([](const Val &v) { return v.exact; }, true);
-  if (!a.exact)
-    return;
+  if (!a.exact || (inBody() && a.dtype == "i1"))
+    return; // (a region invents no i1 operand)
   Val b = newOperand(a.shape, a.dtype);
   static const std::vector<std::string> kCompare = {"lt", "le", "gt", "ge", "eq", "ne"};
   Val c = a;
