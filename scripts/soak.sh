@@ -1,82 +1,44 @@
 #!/usr/bin/env bash
-# Soak test of the differential checker (issue 16): N random programs from the
-# generator (tests/diff/RandomProgram.cpp), each checked --interpret ==
-# --simulate in process, in parallel chunks over the cores; then a sample of
-# them (every SAMPLE-th seed, default 1000) built into executables and run
-# under mpiexec at their device count (1 to 8 ranks) against --interpret.
-# Prints a summary: seeds run, passed, failures by kind with the first seeds
-# of each, and how to replay one. Exit 1 when anything failed.
-# Usage: scripts/soak.sh N [FIRST_SEED] [SAMPLE]     (builds build/ first)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
-if [[ $# -lt 1 || ! "$1" =~ ^[0-9]+$ || "$1" -eq 0 ]]; then
-  echo "usage: scripts/soak.sh N [FIRST_SEED] [SAMPLE]   (N seeds, N > 0)" >&2
-  exit 2
-fi
-count=$1
-first=${2:-0}
-sample=${3:-1000}
-if [[ ! "$first" =~ ^[0-9]+$ || ! "$sample" =~ ^[0-9]+$ || "$sample" -eq 0 ]]; then
-  echo "soak.sh: FIRST_SEED and SAMPLE are numbers, SAMPLE > 0" >&2
-  exit 2
-fi
+# Soak the differential tester: scripts/soak.sh N [BUILD_DIR] [MPI_EVERY]
+# runs seeds 0..N-1 of shardc-difftest in chunks, one process per core, and
+# prints the summary: seeds run, passed, failures by kind with their first
+# seeds, the MPI sample by rank count, and how to replay a failing seed.
+set -u
+n=${1:?usage: scripts/soak.sh N [BUILD_DIR] [MPI_EVERY]}
+build=${2:-build}
+every=${3:-200}
+tool="$build/tests/diff/shardc-difftest"
+[ -x "$tool" ] || { echo "soak: no $tool (build the shardc-difftest target)" >&2; exit 2; }
 jobs=$(nproc)
-cmake --build build -j "$jobs" --target shardc shardc-difftest shardc-npy-compare shardrt >/dev/null
-
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-difftest=build/tests/diff/shardc-difftest
-start=$SECONDS
-
-# 1. --interpret == --simulate, one chunk per core.
-chunk=$(((count + jobs - 1) / jobs))
-pids=()
-for ((j = 0; j < jobs; ++j)); do
-  b=$((first + j * chunk))
-  e=$((b + chunk))
-  ((e > first + count)) && e=$((first + count))
-  ((b >= e)) && continue
-  "$difftest" --seeds "$b:$e" --quiet >"$work/chunk$j.log" 2>&1 &
-  pids+=($!)
-done
-for pid in "${pids[@]}"; do wait "$pid" || true; done
-cat "$work"/chunk*.log >"$work/all.log"
-passed=$(grep -oE '^[0-9]+ passed' "$work/all.log" | awk '{s += $1} END {print s + 0}')
-failed=$(grep -oE '[0-9]+ failed' "$work/all.log" | awk '{s += $1} END {print s + 0}')
-
-# 2. The sample through real executables under mpiexec.
-mkdir -p "$work/programs"
-for ((s = first; s < first + count; s += sample)); do
-  "$difftest" --seeds "$s" --write-programs "$work/programs" --quiet >/dev/null
-done
-sampled=$(ls "$work/programs" | wc -l)
-mpi_out=$(python3 tests/lit/exec/Inputs/run_all.py build/tools/shardc/shardc \
-            build/tools/shardc-npy-compare/shardc-npy-compare mpiexec.mpich "$work/mpi" 0 \
-            "$work/programs" 2>&1 || true)
-mpi_failed=$(grep -c '^FAIL' <<<"$mpi_out" || true)
-
-echo "soak: seeds $first:$((first + count)) in $((SECONDS - start)) s ($jobs processes)"
-echo "  --interpret == --simulate: $passed passed, $failed failed"
-kinds=(
-  "mismatch (simulated vs interpreted)|differs \\(simulated vs interpreted\\)"
-  "internal error (exit 3)|internal error"
-  "--simulate failed|--simulate failed"
-  "--interpret failed|--interpret failed"
-  "invalid program (a generator bug)|--emit=[a-z]+ failed"
-  "crash|terminate|Aborted|Segmentation"
-)
-for kind in "${kinds[@]}"; do
-  label=${kind%%|*}
-  pattern=${kind#*|}
-  seeds=$(grep -E "^FAIL seed [0-9]+: .*($pattern)" "$work/all.log" | grep -oE 'seed [0-9]+' |
-            awk '{print $2}' | head -5 | paste -sd, - || true)
-  n=$(grep -cE "^FAIL seed [0-9]+: .*($pattern)" "$work/all.log" || true)
-  if ((n > 0)); then echo "    $label: $n (first seeds: $seeds)"; fi
-done
-echo "  executables under mpiexec (every ${sample}th seed): $((sampled - mpi_failed)) of $sampled equal --interpret"
-grep '^FAIL' <<<"$mpi_out" | head -5 | sed 's/^/    /' || true
-if ((failed > 0 || mpi_failed > 0)); then
-  echo "  replay one: $difftest --seeds SEED --print"
-  exit 1
-fi
+chunk=2000
+out=$(mktemp -d /tmp/shardc-soak.XXXXXX)
+start=$(date +%s)
+seq 0 "$chunk" $((n - 1)) | xargs -P "$jobs" -I{} sh -c \
+  'end=$(( {} + '"$chunk"' )); [ $end -gt '"$n"' ] && end='"$n"'; \
+   "'"$tool"'" --seeds {}:$end --quiet --mpi-every '"$every"' --work-dir "'"$out"'/work-{}" \
+     > "'"$out"'/chunk-{}.txt" 2>&1'
+elapsed=$(( $(date +%s) - start ))
+python3 - "$out" "$n" "$elapsed" <<'PY'
+import glob, re, sys
+out, n, elapsed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+passed = failed = 0
+kinds, mpi = {}, {}
+for path in glob.glob(f"{out}/chunk-*.txt"):
+    for line in open(path, errors="replace"):
+        if m := re.match(r"(\d+) passed, (\d+) failed", line):
+            passed += int(m[1]); failed += int(m[2])
+        elif m := re.match(r"kind (\S+) (\d+) seeds (.*)", line):
+            k = kinds.setdefault(m[1], [0, []])
+            k[0] += int(m[2]); k[1] += [int(s) for s in m[3].split()]
+        elif m := re.match(r"mpi -n (\d+) (\d+)", line):
+            mpi[int(m[1])] = mpi.get(int(m[1]), 0) + int(m[2])
+print(f"soak: {passed + failed} of {n} seeds run in {elapsed} s, {passed} passed, {failed} failed")
+for kind, (count, seeds) in sorted(kinds.items()):
+    print(f"  {kind}: {count} (first seeds: {' '.join(map(str, sorted(seeds)[:8]))})")
+print("  mpi sample: " + (", ".join(f"{c} at -n {r}" for r, c in sorted(mpi.items())) or "none"))
+if kinds:
+    seed = min(s for _, seeds in kinds.values() for s in seeds)
+    print(f"replay one: shardc-difftest --seeds {seed} --verbose --mpi-every 1")
+print(f"full logs: {out}/chunk-*.txt")
+sys.exit(1 if failed or passed + failed != n else 0)
+PY
