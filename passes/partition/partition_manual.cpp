@@ -163,10 +163,18 @@ void partitionManual(Body &body, const Op &op) {
 
   ValueMap inner;
   for (size_t i = 0; i < op.operands.size(); ++i) {
-    Local local = reshardLocal(body, body.local(op.operands[i], op.loc), op.operands[i]->type,
-                               restrictTo(parts.inShardings[i], manual), op.loc,
+    const TensorType &type = op.operands[i]->type;
+    Sharding blocks = restrictTo(parts.inShardings[i], manual);
+    Local local = reshardLocal(body, body.local(op.operands[i], op.loc), type, blocks, op.loc,
                                fmt::format("operand {} of manual_computation", i));
-    inner[op.body->args[i].get()] = local.value;
+    // The body sees zeros in the padding of a dim its manual axes do not
+    // divide (as all_slice leaves it and the interpreter defines it), not
+    // whatever the ops before computed there.
+    Value *value = local.value;
+    for (size_t d = 0; d < type.rank(); ++d)
+      value = maskPadding(body, value, blocks, d, type.shape[d],
+                          reductionIdentity("sum", type.dtype), op.loc);
+    inner[op.body->args[i].get()] = value;
   }
   inlineBlock(body, *op.body, inner, manual);
   for (size_t i = 0; i < op.results.size(); ++i) {
