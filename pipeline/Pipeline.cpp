@@ -15,6 +15,8 @@
 #include "ir/Printer.h"
 #include "passes/Passes.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <optional>
 #include <stdexcept>
@@ -225,6 +227,31 @@ const std::vector<Stage> &allStages() {
        link, whenLinking, nullptr, true, nullptr, true, "link"},
   };
   return stages;
+}
+
+std::string passNames() {
+  std::string names;
+  for (const Stage &stage : allStages()) {
+    if (stage.replaces || stage.backHalf)
+      continue;
+    names += fmt::format("{}{}", names.empty() ? "" : ", ", stage.name);
+    for (const Stage &alt : allStages())
+      if (alt.replaces && std::string_view(alt.replaces) == stage.name)
+        names += fmt::format(" (--explicit: {})", alt.name);
+  }
+  return names;
+}
+
+std::string passTable() {
+  size_t width = 0;
+  for (const Stage &stage : allStages())
+    width = std::max(width, std::string_view(stage.name).size());
+  std::string table;
+  for (const Stage &stage : allStages())
+    if (!stage.backHalf)
+      table += fmt::format("{:<{}} {}\n{:<{}} {}\n", stage.name, width, stage.summary, "", width,
+                           stage.description);
+  return table;
 }
 
 std::vector<std::string> stagesWithIR() {

@@ -101,6 +101,15 @@ struct Stage {
 /// Every stage, in pipeline order.
 const std::vector<Stage> &allStages();
 
+/// `parse, infer-types, ...`: the passes (the stages of the front half) in
+/// order, a mode's alternative in parentheses after the stage it replaces
+/// (`--version`).
+std::string passNames();
+
+/// The passes with their documentation, two lines each: name and summary,
+/// then the description indented under it (`--list-passes`).
+std::string passTable();
+
 /// The names --print-ir-after accepts: stages with IR to show.
 std::vector<std::string> stagesWithIR();
 

@@ -20,36 +20,10 @@
 
 namespace {
 
-/// `parse, infer-types, ...` (the front half, the passes), an --explicit
-/// alternative in parentheses after the stage it replaces.
-std::string passNames() {
-  std::string names;
-  for (const shardc::Stage &stage : shardc::allStages()) {
-    if (stage.replaces || stage.backHalf)
-      continue;
-    names += fmt::format("{}{}", names.empty() ? "" : ", ", stage.name);
-    for (const shardc::Stage &alt : shardc::allStages())
-      if (alt.replaces && std::string_view(alt.replaces) == stage.name)
-        names += fmt::format(" (--explicit: {})", alt.name);
-  }
-  return names;
-}
-
 std::string versionText() {
   return fmt::format("shardc version {}\nbuild: {}\npipeline: {}; --emit={}\n{}", SHARDC_VERSION,
-                     SHARDC_BUILD_INFO, passNames(), fmt::join(shardc::emitKinds(), "|"),
+                     SHARDC_BUILD_INFO, shardc::passNames(), fmt::join(shardc::emitKinds(), "|"),
                      shardc::runtimeLocationText());
-}
-
-/// The passes (the stages of the front half) with their documentation.
-void listPasses() {
-  size_t width = 0;
-  for (const shardc::Stage &stage : shardc::allStages())
-    width = std::max(width, std::string_view(stage.name).size());
-  for (const shardc::Stage &stage : shardc::allStages())
-    if (!stage.backHalf)
-      fmt::print("{:<{}} {}\n{:<{}} {}\n", stage.name, width, stage.summary, "", width,
-                 stage.description);
 }
 
 /// Colour by default only on a terminal, and never when NO_COLOR is set
@@ -152,7 +126,7 @@ int run(int argc, char **argv) {
   try {
     app.parse(argc, argv);
     if (listPassesFlag) {
-      listPasses();
+      fmt::print("{}", shardc::passTable());
       return 0;
     }
     if (app.count("FILE") == 0)
