@@ -110,9 +110,8 @@ CheckResult runMpi(const std::string &program, const std::string &name,
   fs::path source = dir / name, exe = dir / "prog", out = dir / "out";
   std::ofstream(source) << program;
   std::string log;
-  int code = runCommand(fmt::format("'{}' '{}' -o '{}'", options.shardc, source.string(),
-                                    exe.string()),
-                        log);
+  int code = runCommand(
+      fmt::format("'{}' '{}' -o '{}'", options.shardc, source.string(), exe.string()), log);
   if (code == 1)
     return {FailureKind::Rejected, "shardc -o (exit 1):\n" + log};
   if (code != 0)

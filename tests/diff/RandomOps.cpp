@@ -341,8 +341,12 @@ void Generator::emitConcatSliceOrPad() {
 /// constant, iota, random_uniform, random_normal: of `shape` and `dtype`
 /// when given (a region's stand-in for a parameter), else random ones.
 void Generator::emitCreation(Shape shape, std::string dtype) {
-  Val r{"", shape.empty() ? randomShape() : shape, dtype.empty() ? randomDtype() : dtype, true,
-        inBody() ? cur().mesh : 0, {}};
+  Val r{"",
+        shape.empty() ? randomShape() : shape,
+        dtype.empty() ? randomDtype() : dtype,
+        true,
+        inBody() ? cur().mesh : 0,
+        {}};
   int kind = static_cast<int>(rng_.below(4));
   if (isInt(r.dtype) && kind >= 2)
     kind = static_cast<int>(rng_.below(2));

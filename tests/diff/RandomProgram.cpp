@@ -57,7 +57,8 @@ void Generator::makeMeshes() {
   static const std::vector<int64_t> kDevices = {1, 2, 2, 4, 4, 4, 8, 8, 8, 3, 6};
   devices_ = rng_.pick(kDevices);
   static const std::vector<std::vector<int64_t>> kShapes = {
-      {1}, {2}, {4}, {8}, {3}, {6}, {2, 2}, {2, 4}, {4, 2}, {2, 3}, {3, 2}, {2, 2, 2}, {1, 4}, {4, 1, 2}};
+      {1},    {2},    {4},    {8},    {3},       {6},    {2, 2},
+      {2, 4}, {4, 2}, {2, 3}, {3, 2}, {2, 2, 2}, {1, 4}, {4, 1, 2}};
   std::vector<std::vector<int64_t>> fits;
   for (const auto &s : kShapes)
     if (product(s) == devices_)
@@ -95,7 +96,8 @@ void Generator::makeMeshes() {
   for (int k = rng_.chance(0.35) ? static_cast<int>(rng_.between(1, 2)) : 0; k > 0; --k) {
     int64_t id = rng_.below(devices_);
     std::string name = fmt::format("d{}", id);
-    if (std::none_of(meshes_.begin(), meshes_.end(), [&](const MeshSpec &m) { return m.name == name; }))
+    if (std::none_of(meshes_.begin(), meshes_.end(),
+                     [&](const MeshSpec &m) { return m.name == name; }))
       meshes_.push_back({name, {}, {id}});
   }
   if (rng_.chance(0.08))

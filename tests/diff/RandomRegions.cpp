@@ -17,7 +17,8 @@ namespace shardc::difftest {
 namespace {
 
 /// Each dim's axes, written `{"x", "y"}`.
-std::string shardingText(const std::string &mesh, const std::vector<std::vector<std::string>> &dims) {
+std::string shardingText(const std::string &mesh,
+                         const std::vector<std::vector<std::string>> &dims) {
   std::vector<std::string> out;
   for (const auto &axes : dims) {
     std::vector<std::string> quoted;
@@ -114,9 +115,8 @@ void Generator::emitManual() {
   const std::vector<Val> &pool = cur().pool;
   for (auto it = pool.rbegin(); it != pool.rend() && results.size() < 2; ++it) {
     const Val &v = *it;
-    bool varies = std::any_of(own.begin(), own.end(), [&](const std::string &a) {
-      return v.varies.count(a) > 0;
-    });
+    bool varies = std::any_of(own.begin(), own.end(),
+                              [&](const std::string &a) { return v.varies.count(a) > 0; });
     if ((v.shape.empty() && varies) || (!results.empty() && rng_.chance(0.5)))
       continue;
     std::vector<std::vector<std::string>> dims(v.shape.size());
