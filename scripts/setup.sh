@@ -8,7 +8,7 @@ packages=(
   openjdk-17-jre-headless antlr4 libantlr4-runtime-dev
   libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libmimalloc-dev
   mpich libmpich-dev libopenblas-dev libopenblas-serial-dev libscalapack-mpich-dev python3
-  coinor-libcbc-dev
+  coinor-libcbc-dev pkg-config
   neovim
 )
 # npm installs the VS Code grammar tester (editors/vscode); a node from
