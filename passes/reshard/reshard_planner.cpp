@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -366,8 +368,29 @@ ReshardPlan planReshard(const ReshardRequest &request) {
     if (!atoms.addCuts(axis))
       throw std::invalid_argument("reshard planner: unknown axis " + axis.str());
   if (!atoms.nests()) {
-    throw std::invalid_argument("reshard planner: sub-axes of one axis that do not nest "
-                                "(no common refinement)");
+    // The source and the target cut one axis where no common refinement
+    // exists ("x":(1)2 against "x":(1)3 of "x"=6): go through the replicated
+    // layout, each half planned on its own atoms.
+    const Sharding replicated = Sharding::replicatedOn(request.target.meshName, request.type.rank());
+    const bool sourceReplicated = request.partialAxes.empty() &&
+                                  std::all_of(request.source.dims.begin(), request.source.dims.end(),
+                                              [](const DimSharding &d) { return d.axes.empty(); });
+    const bool targetReplicated =
+        std::all_of(request.target.dims.begin(), request.target.dims.end(),
+                    [](const DimSharding &d) { return d.axes.empty(); });
+    if (sourceReplicated || targetReplicated)
+      throw std::invalid_argument("reshard planner: sub-axes of one axis that do not nest "
+                                  "(no common refinement)");
+    ReshardRequest gather = request;
+    gather.target = replicated;
+    ReshardRequest slice = request;
+    slice.source = replicated;
+    slice.partialAxes.clear();
+    ReshardPlan plan = planReshard(gather);
+    ReshardPlan rest = planReshard(slice);
+    plan.steps.insert(plan.steps.end(), rest.steps.begin(), rest.steps.end());
+    plan.fallback = true;
+    return plan;
   }
   std::optional<Layout> from = atoms.layoutOf(request.source, request.partialAxes);
   std::optional<Layout> to = atoms.layoutOf(request.target, {});
