@@ -171,10 +171,10 @@ private:
   std::string sharding(const Shape &shape, int meshIndex, bool closed, bool priorities = false) {
     const MeshSpec &mesh = meshes_[meshIndex];
     if (mesh.device >= 0) { // maximal: the whole tensor on one device
-      if (rng_.chance(0.5))
-        return fmt::format("sharding<@{}, []>", mesh.name); // Shardy's dimless form
-      std::vector<std::string> dims(shape.size(), "{}");
-      return fmt::format("sharding<@{}, [{}]>", mesh.name, fmt::join(dims, ", "));
+      // Shardy's only form, dimless. The draw that once chose between it and
+      // one `{}` per dim stays, so a seed still makes the same program.
+      (void)rng_.chance(0.5);
+      return fmt::format("sharding<@{}, []>", mesh.name);
     }
     std::vector<Piece> all = pieces(mesh);
     std::vector<Piece> used;
