@@ -80,10 +80,10 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
       ctx.error(loc, fmt::format("manual_computation - operand {} dim {} isn't divisible by the "
                                  "manual axes' size: {} % {} != 0",
                                  i, d, operand->type.shape[d], (*counts)[d]))
-          .note(Loc{}, fmt::format("the body then sees the padded local type {} (ceil({} / {}) "
-                                   "per instance), not {}",
-                                   local.str(), operand->type.shape[d], (*counts)[d],
-                                   arg.type.str()));
+          .note(Loc{},
+                fmt::format("the body then sees the padded local type {} (ceil({} / {}) "
+                            "per instance), not {}",
+                            local.str(), operand->type.shape[d], (*counts)[d], arg.type.str()));
       return;
     }
   ctx.error(loc, fmt::format("manual_computation - body argument {} type doesn't "
