@@ -237,12 +237,21 @@ private:
     const FactorUse &a = conflict_[0];
     const FactorUse &b = conflict_[1];
     const Sharding &sb = operandSharding(b.operand);
-    auto error = diags_.error(
-        op_.loc,
-        fmt::format("{} - conflicting shardings for result dim {}: operand {} {}, "
-                    "operand {} {}",
-                    op_.name(), conflictDim_, a.operand, printSharding(operandSharding(a.operand)),
-                    b.operand, printSharding(sb)));
+    // JAX's dot_general: a dim of both operands kept in the result is a batch dim.
+    bool batch =
+        (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum) && a.operand != b.operand;
+    auto error =
+        batch ? diags_.error(op_.loc,
+                             fmt::format("{} - batch dims sharded differently (result dim {}): "
+                                         "operand {} dim {} {}, operand {} dim {} {}",
+                                         op_.name(), conflictDim_, a.operand, a.dim,
+                                         printSharding(operandSharding(a.operand)), b.operand,
+                                         b.dim, printSharding(sb)))
+              : diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
+                                                  "operand {} {}, operand {} {}",
+                                                  op_.name(), conflictDim_, a.operand,
+                                                  printSharding(operandSharding(a.operand)),
+                                                  b.operand, printSharding(sb)));
     error.note(Loc{}, reshardNote(*op_.operands[b.operand], withDim(sb, b.dim, *a.sharding)));
     error.note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
   }
