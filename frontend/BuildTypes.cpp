@@ -85,7 +85,11 @@ Sharding IRBuilder::buildSharding(P::ShardingContext *ctx) {
         auto [ptr, ec] = std::from_chars(text.data() + 1, text.data() + text.size(), value);
         ok = ec == std::errc() && ptr == text.data() + text.size();
       }
-      if (ok)
+      if (ok && text.size() > 2 && text[1] == '0')
+        // Shardy's parser: `p01` would print back as `p1`.
+        diags_.error(dim.priorityLoc,
+                     fmt::format("priorities with leading zeros are not allowed, got: {}", text));
+      else if (ok)
         dim.priority = value;
       else
         diags_.error(dim.priorityLoc,

@@ -149,38 +149,52 @@ public:
 
 private:
   std::ostringstream os_;
+  /// The module's maximal meshes (no axes, one device).
+  std::set<std::string> maximal_;
+
+  /// A sharding as the module can read it back: on a maximal mesh without
+  /// dims (`sharding<@dev3, []>`, Shardy's only form), whatever dims the
+  /// passes gave it (export fills one empty dim per tensor dim).
+  std::string sharding(const Sharding &s) const { return "sharding" + shardingBody(s); }
+  std::string shardingBody(const Sharding &s) const {
+    if (s.dims.empty() || !maximal_.count(s.meshName))
+      return printShardingBody(s);
+    Sharding bare = s;
+    bare.dims.clear();
+    return printShardingBody(bare);
+  }
 
   /// `%name`. An operand the frontend could not resolve is null; such a
   /// module has errors and is printed only for debugging.
   static std::string valueRef(const Value *v) { return v ? "%" + v->name : "%<undefined>"; }
 
-  static std::string annotated(const TensorType &t, const std::optional<Sharding> &s) {
+  std::string annotated(const TensorType &t, const std::optional<Sharding> &s) const {
     std::string out = printType(t);
     if (s)
-      out += " " + printSharding(*s);
+      out += " " + sharding(*s);
     return out;
   }
 
   /// `%x: tensor<...> sharding<...>`, or `%x: sharding<...>` for a seed-style
   /// declaration without a type.
-  static std::string param(const Value &v) {
+  std::string param(const Value &v) const {
     std::string out = valueRef(&v) + ": ";
     if (v.typeKnown)
       return out + annotated(v.type, v.sharding);
     if (v.writtenType)
       return out + annotated(*v.writtenType, v.sharding);
     if (v.sharding)
-      return out + printSharding(*v.sharding);
+      return out + sharding(*v.sharding);
     return out + printType(v.type);
   }
 
-  static std::string resultSpecs(const Function &f);
+  std::string resultSpecs(const Function &f) const;
   void printFunction(const Function &f);
   void printBlockBody(const Block &b, const std::string &indent);
   void printOp(const Op &op, const std::string &indent);
 };
 
-std::string ModulePrinter::resultSpecs(const Function &f) {
+std::string ModulePrinter::resultSpecs(const Function &f) const {
   if (f.results.size() == 1)
     return annotated(f.results[0].type, f.results[0].sharding);
   std::string out = "(";
@@ -274,7 +288,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     os_ << op.name() << " " << operandList();
     const Attribute *s = op.attr(attrs::sharding);
     if (s && !s->shardings.empty())
-      os_ << " " << printSharding(s->shardings.front());
+      os_ << " " << sharding(s->shardings.front());
     break;
   }
   case OpKind::ManualComputation: {
@@ -283,7 +297,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
       std::string out = "[";
       if (const Attribute *a = op.attr(name))
         for (size_t i = 0; i < a->shardings.size(); ++i)
-          out += (i ? ", " : "") + printSharding(a->shardings[i]);
+          out += (i ? ", " : "") + sharding(a->shardings[i]);
       return out + "]";
     };
     const Attribute *axes = op.attr(attrs::manualAxes);
@@ -338,7 +352,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     }
     if (perValue)
       os_ << (first ? "" : ", ") << "sdy.sharding_per_value = <["
-          << printShardingBody(*op.results[0]->sharding) << "]>";
+          << shardingBody(*op.results[0]->sharding) << "]>";
     os_ << "}";
   }
 
@@ -358,6 +372,9 @@ std::string ModulePrinter::printModule(const Module &m) {
     needBlank = true;
   };
 
+  for (const auto &mesh : m.meshes)
+    if (mesh->isMaximal())
+      maximal_.insert(mesh->name);
   if (!m.meshes.empty()) {
     section();
     for (const auto &mesh : m.meshes)
@@ -371,7 +388,7 @@ std::string ModulePrinter::printModule(const Module &m) {
   if (!m.typeDecls.empty() || !snippet.body.args.empty() || !snippet.body.ops.empty()) {
     section();
     for (const auto &decl : m.typeDecls)
-      os_ << printSharding(decl.sharding) << " : " << printType(decl.type) << "\n";
+      os_ << sharding(decl.sharding) << " : " << printType(decl.type) << "\n";
     for (const auto &arg : snippet.body.args)
       os_ << param(*arg) << "\n";
     for (const auto &op : snippet.body.ops)

@@ -10,9 +10,10 @@
 //      sharding when there is one, else ambiguous (an out_sharding decides);
 //   2. reduction: a reduced dim of reduce_* (or an einsum label summed on one
 //      operand) may be sharded: the result is reduced across those axes and
-//      replicated along them. A contracting dim of matmul/einsum: sharded
-//      differently on the two sides is an error; sharded on one side only,
-//      or on both, leaves a partial result and needs an out_sharding;
+//      replicated along them. A contracting dim of matmul/einsum (JAX's
+//      dot_general): sharded on one side only is legal (the result takes the
+//      batch and free dims; the partitioner gathers); sharded on both sides
+//      is ambiguous and needs an out_sharding, which is accepted as given;
 //   3. permutation (concat's dim, sliced or padded dims): must be unsharded.
 // An operand dim without a factor (size 1, broadcast) must be replicated
 // (ONNX). The result takes its dims' factors' shardings; naming an axis twice
@@ -144,12 +145,11 @@ private:
     std::vector<FactorUse> uses = usesOf(f);
     const FactorUse *first = nullptr; // the first sharded use
     const FactorUse *other = nullptr; // the first use sharded differently
-    bool someUnsharded = false;
+    size_t sharded = 0;
     for (const FactorUse &use : uses) {
-      if (use.sharding->axes.empty()) {
-        someUnsharded = true;
+      if (use.sharding->axes.empty())
         continue;
-      }
+      ++sharded;
       if (!first)
         first = &use;
       else if (!other && !sameDim(*first->sharding, *use.sharding))
@@ -187,32 +187,24 @@ private:
     }
 
     // A reduced dim (reduce_*, or an einsum label summed on one operand only).
+    // A contracting dim (JAX's dot_general rule): sharded on one operand only
+    // it is legal, the result takes the batch and free dims and the
+    // partitioner gathers; sharded on both (alike or not) the result is
+    // ambiguous without an out_sharding, which is taken as given.
     bool contraction = op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum;
-    if (!contraction || uses.size() < 2)
+    if (!contraction || uses.size() < 2 || written_)
       return closedDim();
-    if (other) {
-      const Sharding &s = operandSharding(other->operand);
-      diags_
-          .error(op_.loc, fmt::format("{} - contracting dims sharded differently: {}", op_.name(),
-                                      describe(uses)))
-          .note(Loc{}, reshardNote(*op_.operands[other->operand],
-                                   withDim(s, other->dim, *first->sharding)));
-      failed_ = true;
-    } else if (!written_) {
-      // Sharded alike on every side, or on one side only: each device holds a
-      // partial result. How to reduce it is the user's call (out_sharding).
-      const Sharding &s = operandSharding(first->operand);
-      std::string what = someUnsharded ? "contracting dim sharded on one operand only"
-                                       : "contracting dim sharded on both operands";
-      auto error =
-          diags_.error(op_.loc, fmt::format("{} - {}, the result is a partial sum that needs an "
-                                            "out_sharding: {}",
-                                            op_.name(), what, describe(uses)));
-      error.note(Loc{}, outShardingNote(op_, suggestedResult()));
-      error.note(Loc{}, "or " + reshardNote(*op_.operands[first->operand],
-                                            withDim(s, first->dim, closedDim())));
-      failed_ = true;
-    }
+    if (sharded < 2)
+      return closedDim();
+    const Sharding &s = operandSharding(first->operand);
+    auto error = diags_.error(
+        op_.loc, fmt::format("{} - contracting dims sharded on both operands{}, the result "
+                             "sharding is ambiguous and needs an out_sharding: {}",
+                             op_.name(), other ? " (differently)" : "", describe(uses)));
+    error.note(Loc{}, outShardingNote(op_, suggestedResult()));
+    error.note(Loc{}, "or " + reshardNote(*op_.operands[first->operand],
+                                          withDim(s, first->dim, closedDim())));
+    failed_ = true;
     return closedDim();
   }
 
@@ -237,12 +229,21 @@ private:
     const FactorUse &a = conflict_[0];
     const FactorUse &b = conflict_[1];
     const Sharding &sb = operandSharding(b.operand);
-    auto error = diags_.error(
-        op_.loc,
-        fmt::format("{} - conflicting shardings for result dim {}: operand {} {}, "
-                    "operand {} {}",
-                    op_.name(), conflictDim_, a.operand, printSharding(operandSharding(a.operand)),
-                    b.operand, printSharding(sb)));
+    // JAX's dot_general: a dim of both operands kept in the result is a batch dim.
+    bool batch =
+        (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum) && a.operand != b.operand;
+    auto error =
+        batch ? diags_.error(op_.loc,
+                             fmt::format("{} - batch dims sharded differently (result dim {}): "
+                                         "operand {} dim {} {}, operand {} dim {} {}",
+                                         op_.name(), conflictDim_, a.operand, a.dim,
+                                         printSharding(operandSharding(a.operand)), b.operand,
+                                         b.dim, printSharding(sb)))
+              : diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
+                                                  "operand {} {}, operand {} {}",
+                                                  op_.name(), conflictDim_, a.operand,
+                                                  printSharding(operandSharding(a.operand)),
+                                                  b.operand, printSharding(sb)));
     error.note(Loc{}, reshardNote(*op_.operands[b.operand], withDim(sb, b.dim, *a.sharding)));
     error.note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
   }

@@ -2,7 +2,8 @@
 // shard_map), the sharding ops and the collectives.
 //
 // manual_computation: the body sees each operand's local type, the global
-// type divided along the manual axes of its in_sharding (which must divide);
+// type divided along the manual axes of its in_sharding (a dim they don't
+// divide is padded, ceil(D / n), unlike Shardy, which rejects it);
 // each result's global type is the returned local type multiplied back along
 // the manual axes of its out_sharding. For in_sharding [{"x"}, {"y"}] on
 // <["x"=2, "y"=4]> with manual_axes={"x"}, tensor<8x16xf32> is tensor<4x16xf32>
@@ -68,12 +69,26 @@ void checkBodyArgument(Op &op, InferContext &ctx, size_t i, const Sharding &shar
   TensorType local = operand->type;
   for (size_t d = 0; d < local.rank(); ++d)
     local.shape[d] = localDimSize(local.shape[d], (*counts)[d]);
-  if (arg.type != local) {
-    Loc loc = arg.writtenTypeLoc.known() ? arg.writtenTypeLoc : arg.loc;
-    ctx.error(loc, fmt::format("manual_computation - body argument {} type doesn't "
-                               "match local type of operand: {} != {}",
-                               i, arg.type.str(), local.str()));
-  }
+  if (arg.type == local)
+    return;
+  Loc loc = arg.writtenTypeLoc.known() ? arg.writtenTypeLoc : arg.loc;
+  // Shardy rejects a manual dim that doesn't divide; shardc pads it (the
+  // partitioner's output relies on that), so only a body that expects
+  // something else is an error, and the error says which dim doesn't divide.
+  for (size_t d = 0; d < local.rank(); ++d)
+    if (operand->type.shape[d] % (*counts)[d] != 0) {
+      ctx.error(loc, fmt::format("manual_computation - operand {} dim {} isn't divisible by the "
+                                 "manual axes' size: {} % {} != 0",
+                                 i, d, operand->type.shape[d], (*counts)[d]))
+          .note(Loc{},
+                fmt::format("the body then sees the padded local type {} (ceil({} / {}) "
+                            "per instance), not {}",
+                            local.str(), operand->type.shape[d], (*counts)[d], arg.type.str()));
+      return;
+    }
+  ctx.error(loc, fmt::format("manual_computation - body argument {} type doesn't "
+                             "match local type of operand: {} != {}",
+                             i, arg.type.str(), local.str()));
 }
 
 void reportCount(InferContext &ctx, Loc loc, const char *what, size_t got, size_t expected) {

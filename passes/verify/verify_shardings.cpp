@@ -1,6 +1,6 @@
 // verify-shardings, part 2: every sharding of the program against its mesh and
 // tensor type, in Shardy's order (the first error per sharding is reported):
-//   1. the mesh exists; on a maximal mesh no axes at all
+//   1. the mesh exists; on a maximal mesh no axes and no dims at all (`[]`)
 //   2. the rank matches the tensor's (when the type is known)
 //   3. per dim: priority, then axes (known, used once, no mergeable neighbours)
 //   4. replicated axes: known, in mesh order, used once, no mergeable neighbours
@@ -99,7 +99,8 @@ private:
   }
 
   /// A maximal mesh has no axes: the whole tensor lives on its one device.
-  /// Like Shardy, a rank-0 dim list (`[]`) fits any type.
+  /// Like Shardy, its sharding has no dims at all (`[]`, whatever the type's
+  /// rank) and no replicated axes.
   bool checkMaximal(const TensorType *type) {
     auto reject = [&](const AxisRef &axis) {
       error(axis.loc,
@@ -113,9 +114,11 @@ private:
         return reject(dim.axes.front());
     if (!sharding_.replicated.empty())
       return reject(sharding_.replicated.front());
-    if (type && !sharding_.dims.empty() && sharding_.dims.size() != type->rank()) {
-      error(sharding_.loc, fmt::format("sharding doesn't match tensor rank: {} != {}",
-                                       sharding_.dims.size(), type->rank()));
+    if (!sharding_.dims.empty()) {
+      error(sharding_.loc, fmt::format("sharding on maximal mesh @{} can't have dim shardings: {}",
+                                       mesh_.name, sharding_.dims.size()))
+          .note(mesh_.loc, fmt::format("mesh @{} is the single device {}; write sharding<@{}, []>",
+                                       mesh_.name, mesh_.deviceIds.front(), mesh_.name));
       return false;
     }
     return true;

@@ -146,6 +146,10 @@ std::vector<Piece> pieces(const MeshSpec &mesh, const std::set<std::string> &exc
 std::string Generator::sharding(const Shape &shape, int meshIndex, bool closed, bool priorities,
                                 const std::set<std::string> &exclude) {
   const MeshSpec &mesh = meshes_[meshIndex];
+  // A maximal mesh (no axes, one device) takes no dim shardings (Shardy's
+  // verifier): `sharding<@d, []>` whatever the rank.
+  if (mesh.axes.empty() && mesh.ids.size() == 1)
+    return fmt::format("sharding<@{}, []>", mesh.name);
   std::vector<Piece> all = pieces(mesh, exclude);
   std::vector<Piece> used;
   auto fits = [&](const Piece &p) {
