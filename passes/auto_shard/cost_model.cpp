@@ -76,7 +76,10 @@ CostModel parseCostModel(const std::string &text, const std::string &origin) {
   if (!doc.is_object())
     throw CostModelError(origin + " - the cost model must be a JSON object");
   CostModel model = defaultCostModel();
-  for (const auto &[key, value] : doc.items()) {
+  for (const auto &item : doc.items()) {
+    // A plain variable: C++17 lambdas cannot capture structured bindings
+    // (clang rejects it).
+    const std::string &key = item.key();
     static const char *const known[] = {"flops", "memory_bandwidth", "collective", "axes"};
     if (std::find_if(std::begin(known), std::end(known), [&](const char *k) { return key == k; }) ==
         std::end(known))
