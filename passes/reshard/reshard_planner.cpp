@@ -371,10 +371,12 @@ ReshardPlan planReshard(const ReshardRequest &request) {
     // The source and the target cut one axis where no common refinement
     // exists ("x":(1)2 against "x":(1)3 of "x"=6): go through the replicated
     // layout, each half planned on its own atoms.
-    const Sharding replicated = Sharding::replicatedOn(request.target.meshName, request.type.rank());
-    const bool sourceReplicated = request.partialAxes.empty() &&
-                                  std::all_of(request.source.dims.begin(), request.source.dims.end(),
-                                              [](const DimSharding &d) { return d.axes.empty(); });
+    const Sharding replicated =
+        Sharding::replicatedOn(request.target.meshName, request.type.rank());
+    const bool sourceReplicated =
+        request.partialAxes.empty() &&
+        std::all_of(request.source.dims.begin(), request.source.dims.end(),
+                    [](const DimSharding &d) { return d.axes.empty(); });
     const bool targetReplicated =
         std::all_of(request.target.dims.begin(), request.target.dims.end(),
                     [](const DimSharding &d) { return d.axes.empty(); });
