@@ -107,6 +107,12 @@ void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissing
         continue;
       }
       buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->typeSpec()), block);
+    } else if (auto *c = dynamic_cast<P::ControlStmtContext *>(child)) {
+      if (block.hasReturn) {
+        diags_.error(loc(c), "statement after return");
+        continue;
+      }
+      buildControl(c, block);
     } else if (auto *r = dynamic_cast<P::ReturnStmtContext *>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(r), "statement after return");

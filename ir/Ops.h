@@ -56,6 +56,10 @@ enum class OpKind {
   AllSlice,
   CollectivePermute,
   AxisIndex,
+  For,
+  While,
+  If,
+  Call,
 };
 
 enum class OpGroup {
@@ -69,6 +73,7 @@ enum class OpGroup {
   ShardingOp,  // sharding_constraint, reshard
   Manual,      // manual_computation
   Collective,  // all_gather ... axis_index
+  ControlFlow, // for, while, if (ops with regions that capture), call
 };
 
 struct OpInfo {
@@ -86,6 +91,8 @@ std::optional<OpKind> lookupOp(std::string_view name);
 const std::vector<OpInfo> &allOps();
 /// All op spellings (for "did you mean" on an unknown op).
 std::vector<std::string_view> allOpNames();
+
+inline bool isControlFlow(OpKind k) { return opInfo(k).group == OpGroup::ControlFlow; }
 
 inline bool isElementwise(OpKind k) {
   auto g = opInfo(k).group;
