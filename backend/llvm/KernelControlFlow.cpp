@@ -5,6 +5,8 @@
 
 #include "backend/llvm/Codegen.h"
 
+#include <llvm/IR/Metadata.h>
+
 namespace shardc::llvmgen {
 
 void KernelEmitter::startBlock(llvm::BasicBlock *block) {
@@ -75,7 +77,15 @@ void KernelEmitter::lowerFor(const Op &op, bool topLevel) {
   lowerBlock(*op.body, topLevel);
   copyCarried(op);
   trip->addIncoming(builder_.CreateAdd(trip, k_->i64(1)), builder_.GetInsertBlock());
-  builder_.CreateBr(header);
+  // Kept a loop: unrolled, the kernel would grow with the trip count times
+  // the body's calls (and so would the time to compile it), for nothing: the
+  // work is in the calls.
+  llvm::BranchInst *back = builder_.CreateBr(header);
+  llvm::MDNode *disable =
+      llvm::MDNode::get(context, llvm::MDString::get(context, "llvm.loop.unroll.disable"));
+  llvm::MDNode *loop = llvm::MDNode::getDistinct(context, {nullptr, disable});
+  loop->replaceOperandWith(0, loop);
+  back->setMetadata(llvm::LLVMContext::MD_loop, loop);
   startBlock(exit);
 }
 
