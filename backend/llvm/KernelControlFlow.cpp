@@ -18,8 +18,8 @@ void KernelEmitter::copyStorage(const Value *to, const Value *from) {
   if (plan_.storageOf(to) == plan_.storageOf(from))
     return;
   const TensorType &type = plan_.localType(to);
-  builder_.CreateMemCpy(k_->buffer(to), llvm::MaybeAlign(1), k_->buffer(from),
-                        llvm::MaybeAlign(1), type.numElements() * dtypeBytes(type.dtype));
+  builder_.CreateMemCpy(k_->buffer(to), llvm::MaybeAlign(1), k_->buffer(from), llvm::MaybeAlign(1),
+                        type.numElements() * dtypeBytes(type.dtype));
 }
 
 llvm::Value *KernelEmitter::loadPredicate(const Value *v) {
@@ -121,7 +121,8 @@ void KernelEmitter::lowerIf(const Op &op, bool topLevel) {
   auto *elseBlock = llvm::BasicBlock::Create(context, "if.else", fn);
   auto *exit = llvm::BasicBlock::Create(context, "if.end", fn);
   builder_.CreateCondBr(loadPredicate(op.operands[0]), thenBlock, elseBlock);
-  for (auto [branch, start] : {std::pair{op.body.get(), thenBlock}, {op.elseBody.get(), elseBlock}}) {
+  for (auto [branch, start] :
+       {std::pair{op.body.get(), thenBlock}, {op.elseBody.get(), elseBlock}}) {
     startBlock(start);
     if (branch) {
       lowerBlock(*branch, topLevel);

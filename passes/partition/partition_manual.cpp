@@ -112,8 +112,8 @@ void inlineControlFlow(Body &body, const Op &userOp, ValueMap &inner,
     for (const Value *returned : from->returned) {
       auto it = inner.find(returned);
       if (it == inner.end())
-        throw Unsupported(userOp.loc, fmt::format("{} - cannot partition: missing return",
-                                                  userOp.name()));
+        throw Unsupported(userOp.loc,
+                          fmt::format("{} - cannot partition: missing return", userOp.name()));
       to->returned.push_back(it->second);
     }
     to->returnedLocs.assign(to->returned.size(), from->returnLoc);
