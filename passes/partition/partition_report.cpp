@@ -80,7 +80,7 @@ std::string renderCollectiveReport(const CollectiveReport &report) {
           inner.loc.known() ? fmt::format(" at {}:{}", inner.loc.line, inner.loc.col) : "";
       reason += times < 0
                     ? fmt::format(" [each iteration of the while{}]", loopAt)
-                    : fmt::format(" [x{}: {}{}]", times, inner.isWhile ? "while" : "loop", loopAt);
+                    : fmt::format(" [x{}: {}{}]", times, inner.isWhile ? "while" : "for", loopAt);
     }
     rows.push_back({where, r.kind, axes, std::to_string(r.bytes), reason});
     if (times < 0)
