@@ -102,6 +102,9 @@ Scalar reductionIdentity(const std::string &kind, DType dtype);
 /// cross-mesh reshard) and records its results in body.locals.
 void partitionOp(Body &body, const Op &op);
 
+/// for, while and if, partitioned in place (partition_control.cpp).
+void partitionControlFlow(Body &body, const Op &op);
+
 /// A user manual_computation inside a body over all axes (partition_manual.cpp).
 void partitionManual(Body &body, const Op &op);
 

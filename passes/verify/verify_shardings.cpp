@@ -407,8 +407,11 @@ private:
       std::string where = op.results.size() == 1 ? "result" : fmt::format("result {}", i);
       check(*result.sharding, typeOf(result), where, scope);
     }
-    if (op.body)
+    if (op.kind == OpKind::ManualComputation && op.body)
       verifyBlock(*op.body, "", bodyScope);
+    else
+      for (Block *region : op.regions())
+        verifyBlock(*region, "", scope);
   }
 
   const Module &module_;
