@@ -5,7 +5,8 @@
 //   1. Per factor, the compatible axes: walk the tensors that lead (by the
 //      op-priority direction) and keep the longest list that every one of
 //      them starts with; tensors that only follow may shorten it but never
-//      lengthen it. Need-replication and permutation factors get none.
+//      lengthen it. Need-replication factors get none (permutation ones,
+//      sliced, padded and concatenated dims, propagate as Shardy's do).
 //   2. Per factor, its source: the largest tensor (elements) whose axes for
 //      the factor already start with the compatible list. Factors are then
 //      ordered by source size (largest first), source index, factor index.
@@ -203,7 +204,9 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   update.compatible.resize(numFactors);
   for (int f = 0; f < numFactors; ++f) {
     FactorKind kind = rule.factorKinds[f];
-    bool blocked = kind == FactorKind::NeedReplication || kind == FactorKind::Permutation;
+    // Permutation factors (sliced, padded, concatenated dims) propagate like
+    // pass-through ones (Shardy's default); only need-replication blocks.
+    bool blocked = kind == FactorKind::NeedReplication;
     compatibleAxes(p, f, blocked ? Direction::None : direction(f), mesh, update.compatible[f]);
     any |= !update.compatible[f].empty();
   }
