@@ -9,7 +9,9 @@
 //      sliced, padded and concatenated dims, propagate as Shardy's do).
 //   2. Per factor, its source: the largest tensor (elements) whose axes for
 //      the factor already start with the compatible list. Factors are then
-//      ordered by source size (largest first), source index, factor index.
+//      ordered by source size (largest first), on elementwise ops the total
+//      size of the compatible axes (most sharded first), source index,
+//      factor index.
 //   3. Per tensor (results, then operands) and factor in that order, the axes
 //      the tensor may take: cut the compatible list at the first axis that is
 //      explicitly replicated here, or would need the factor to grow where it
@@ -234,9 +236,15 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   std::vector<int> &order = update.order;
   order.resize(numFactors);
   std::iota(order.begin(), order.end(), 0);
+  // Shardy: on an elementwise op, between sources of one size, the most
+  // sharded factor (largest product of its compatible axes) goes first.
+  std::vector<int64_t> shardedSize(numFactors, 0);
+  if (elementwise)
+    for (int f = 0; f < numFactors; ++f)
+      shardedSize[f] = productOf(update.compatible[f], mesh);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::make_tuple(-sourceSize[a], update.source[a], a) <
-           std::make_tuple(-sourceSize[b], update.source[b], b);
+    return std::make_tuple(-sourceSize[a], -shardedSize[a], update.source[a], a) <
+           std::make_tuple(-sourceSize[b], -shardedSize[b], update.source[b], b);
   });
 
   // 3-4. per tensor, results first. A tensor is revisited until it settles: a
