@@ -144,6 +144,17 @@ std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f, 
       return kept;
   if (canGrow(tensor, f, rule, mesh) && (fs.minorMost || rule.factorSizes[f] % shardedSize == 0))
     return kept;
+  // Shardy: the prefix of the axis that fits what is left of the factor, as
+  // a sub-axis (a reshape merge 4x4 -> 16 of [{"b", "a"}, {}], b=2, a=4,
+  // gives [{"b", "a":(1)2}]); truncate() ends the list there.
+  int64_t size = sizeOf(*kept, mesh);
+  int64_t before = shardedSize / sizeOf(axis, mesh);
+  if (canGrow(tensor, f, rule, mesh) && sameAxis(*kept, axis, mesh) && before > 0 &&
+      rule.factorSizes[f] % before == 0) {
+    int64_t g = std::gcd(rule.factorSizes[f] / before, size);
+    if (g > 1 && g < size)
+      return makeAxis(kept->name, preSizeOf(*kept), g, mesh);
+  }
   if (!fs.axes.empty() && isPrefixOf(fs.axes.back(), *kept, mesh))
     return fs.axes.back();
   return std::nullopt;
