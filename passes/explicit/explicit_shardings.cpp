@@ -192,7 +192,8 @@ private:
       result = inferFactorOp(op, diags_);
       break;
     case OpGroup::Shape:
-      result = op.kind == OpKind::Reshape ? inferReshape(op, diags_) : inferFactorOp(op, diags_);
+      result = op.kind == OpKind::Reshape ? inferReshape(op, module_, diags_)
+                                          : inferFactorOp(op, diags_);
       break;
     case OpGroup::Creation:
       result = nullary(op);

@@ -374,7 +374,7 @@ private:
 
 Direction edgeDirection(const Edge &edge, int f, int stage) {
   FactorKind kind = edge.rule->factorKinds[f];
-  if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
+  if (kind == FactorKind::NeedReplication)
     return Direction::None;
   if (stage >= 2 || edge.passThroughOp)
     return Direction::Both;
