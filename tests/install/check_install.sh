@@ -27,7 +27,10 @@ ranks=$("$work/prog" --help | sed -n 's/^usage: mpirun -n \([0-9]*\) .*/\1/p')
 "$compare" "$work/native" "$work/global" --rtol 1e-4 --atol 1e-4
 if [[ -n "$openmpi" ]]; then
   test -f "$work/prefix/lib/shardc/libshardrt-openmpi.so"
-  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  # Open MPI 4.1 leaks at MPI_Init (its unloaded plugins): no leak check in
+  # a sanitizer build's run here, every other check stays.
+  ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     "$openmpi" --oversubscribe -n "$ranks" "$work/prog" --random-inputs 3 --output-dir "$work/openmpi"
   "$compare" "$work/openmpi" "$work/global" --rtol 1e-4 --atol 1e-4
   echo "installed shardc under Open MPI: ok"
