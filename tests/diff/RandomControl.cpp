@@ -163,6 +163,19 @@ Val Generator::pickReturn(const Val &want, bool exact, const std::set<std::strin
   return emit(fmt::format("mul %{}, %{}", v.name, half.name), v);
 }
 
+/// Ops on a region's own values first (most of them), so that its body
+/// works on what it carries rather than on what it captures.
+void Generator::useCarried(const std::vector<Val> &values) {
+  for (const Val &v : values) {
+    if (v.dtype == "i1" || !rng_.chance(0.7))
+      continue;
+    if (rng_.chance(0.5))
+      emitUnary(v);
+    else
+      emitBinary(v);
+  }
+}
+
 /// The loop index, converted and added to a number value of the pool.
 void Generator::useIndex(const Val &index) {
   Val x = anyValue();
@@ -212,6 +225,7 @@ void Generator::emitFor() {
   cur().pool.push_back(index);
   if (rng_.chance(0.5))
     useIndex(index);
+  useCarried(args);
   fill(4);
   std::vector<Val> next;
   for (const Val &a : args)
@@ -278,6 +292,7 @@ void Generator::emitWhile() {
     cur().collectives = false;
   Val one = scalar("i64", "1");
   std::vector<Val> next = {emit(fmt::format("add %{}, %{}", args[0].name, one.name), args[0])};
+  useCarried(std::vector<Val>(args.begin() + 1, args.end()));
   fill(4);
   for (size_t k = 1; k < args.size(); ++k)
     next.push_back(pickReturn(args[k], args[k].exact, &args[k].varies, true));
@@ -320,6 +335,7 @@ void Generator::emitIf() {
     scopes_.push_back(regionScope({}));
     if (!p.varies.empty())
       cur().collectives = false;
+    useCarried(wants);
     fill(4);
     std::vector<Val> ret;
     for (const Val &w : wants)

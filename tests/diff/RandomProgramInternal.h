@@ -176,6 +176,7 @@ private:
   Val predicate();
   Val pickReturn(const Val &want, bool exact, const std::set<std::string> *within, bool bound);
   void useIndex(const Val &index);
+  void useCarried(const std::vector<Val> &values);
   std::string resultTypes(const std::vector<Val> &results);
   const FuncSpec &makeFunction(const std::vector<Val> &args);
 };
