@@ -90,8 +90,9 @@ Val Generator::scalar(const std::string &dtype, const std::string &text) {
 }
 
 /// A rank-0 i1 that the global and the per-device programs compute alike:
-/// exact reductions (max and min, integer sums) compared with each other or
-/// a constant, or an exact i1 value of the pool reduced.
+/// exact reductions (max and min, integer sums; in a manual body sometimes
+/// all-reduced) compared with each other or a constant, or an exact i1
+/// value of the pool reduced.
 Val Generator::predicate() {
   static const std::vector<std::string> kCompare = {"lt", "le", "gt", "ge", "eq", "ne"};
   auto reduceAll = [&](const Val &x, const std::string &op) {
@@ -117,14 +118,38 @@ Val Generator::predicate() {
   std::vector<std::string> ops = {"reduce_max", "reduce_min"};
   if (isInt(x.dtype))
     ops.push_back("reduce_sum");
-  Val a = reduceAll(x, rng_.pick(ops));
+  const std::string &op = rng_.pick(ops);
+  // In a manual body, sometimes the same on every device through all_reduces
+  // of both sides (then collectives may go inside the regions it decides;
+  // never one side only: a collective in a while's cond would then wait for
+  // devices that left the loop).
+  bool reduced = cur().mesh >= 0 && cur().collectives && rng_.chance(0.6);
+  auto uniform = [&](Val v, const std::string &how) {
+    if (!reduced || v.varies.empty())
+      return v;
+    std::vector<std::string> axes;
+    for (const auto &axis : meshes_[cur().mesh].axes)
+      if (v.varies.count(axis.first))
+        axes.push_back(fmt::format("\"{}\"", axis.first));
+    const char *kind = how == "reduce_sum" ? "sum" : how == "reduce_max" ? "max" : "min";
+    Val r = v;
+    r.varies.clear();
+    return emit(fmt::format("all_reduce %{} {{axes = {{{}}}, kind = \"{}\"}}", v.name,
+                            fmt::join(axes, ", "), kind),
+                r);
+  };
+  Val a = uniform(reduceAll(x, op), op);
   std::vector<Val> others;
   for (const Val &v : cur().pool)
     if (v.exact && v.dtype == x.dtype && !v.shape.empty() && v.name != x.name && usable(v))
       others.push_back(v);
-  Val b = !others.empty() && rng_.chance(0.5)
-              ? reduceAll(rng_.pick(others), rng_.pick(ops))
-              : scalar(x.dtype, isInt(x.dtype) ? std::to_string(rng_.between(-3, 3)) : "0.25");
+  Val b;
+  if (!others.empty() && rng_.chance(0.5)) {
+    const std::string &how = rng_.pick(ops);
+    b = uniform(reduceAll(rng_.pick(others), how), how);
+  } else {
+    b = scalar(x.dtype, isInt(x.dtype) ? std::to_string(rng_.between(-3, 3)) : "0.25");
+  }
   Val p = a;
   p.dtype = "i1";
   p.varies = unite(a.varies, b.varies);
