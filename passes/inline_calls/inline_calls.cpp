@@ -3,6 +3,7 @@
 
 #include "ir/Clone.h"
 
+#include <map>
 #include <set>
 
 namespace shardc {
@@ -116,10 +117,17 @@ private:
                                   ? (taken_.insert(named->second), named->second)
                                   : freshName(prefix_ + copy.results[i]->name);
     }
+    // The regions of one op share their argument names (a while's cond and
+    // do both name its carried values): each name is renamed once.
+    std::map<std::string, std::string> argNames;
     std::vector<Block *> from = original.regions(), to = copy.regions();
     for (size_t r = 0; r < from.size(); ++r) {
-      for (auto &arg : to[r]->args)
-        arg->name = freshName(prefix_ + arg->name);
+      for (auto &arg : to[r]->args) {
+        auto [it, added] = argNames.emplace(arg->name, "");
+        if (added)
+          it->second = freshName(prefix_ + arg->name);
+        arg->name = it->second;
+      }
       for (size_t k = 0; k < from[r]->ops.size(); ++k)
         renameCopies(*from[r]->ops[k], *to[r]->ops[k], resultNames);
     }

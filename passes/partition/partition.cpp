@@ -55,12 +55,13 @@ void definedInside(const Op &op, std::set<const Value *> &out) {
 
 const std::string *meshOf(const Op &op) {
   if (isControlFlow(op.kind) && op.results.empty()) {
-    // No results: the mesh of the first op inside that has one.
+    // No results: the mesh of the first op inside that has one (a nested
+    // loop or branch without results has its own ops').
     const std::string *found = nullptr;
     for (Block *region : op.regions())
       for (const auto &inner : region->ops)
-        if (!found && !inner->results.empty() && inner->result()->sharding)
-          found = &inner->result()->sharding->meshName;
+        if (!found)
+          found = meshOf(*inner);
     if (!found && op.kind == OpKind::If && op.operands[0]->sharding)
       found = &op.operands[0]->sharding->meshName;
     return found;
