@@ -91,6 +91,10 @@ public:
       : module_(module), f_(f), report_(report) {}
 
   void run() {
+    // Rejected before anything is rewritten: the module stays whole.
+    for (const auto &op : f_.body.ops)
+      if (const std::string *mesh = meshOf(*op))
+        checkRegionsOnMesh(*op, *mesh);
     walkOps(f_.body, [&](Op &op) {
       for (const auto &r : op.results)
         names_.reserve(r->name);
@@ -272,11 +276,15 @@ private:
       walkOps(*region, [&](Op &inner) {
         const std::string *mesh = meshOf(inner);
         if (mesh && *mesh != meshName)
-          throw Unsupported(inner.loc,
-                            fmt::format("{} - cannot partition: it is on mesh @{} inside a "
-                                        "{} on mesh @{}; move values between meshes "
-                                        "outside loops and branches",
-                                        inner.name(), *mesh, op.name(), meshName));
+          throw partition::NotSupported(
+              inner.loc,
+              fmt::format("{} - its result is on mesh @{}, inside a {} on mesh @{}: values "
+                          "move between meshes only outside loops and branches",
+                          inner.name(), *mesh, op.name(), meshName),
+              op.loc,
+              fmt::format("the {} is here; move the value to @{} before it, or back after "
+                          "it",
+                          op.name(), *mesh));
       });
   }
 
@@ -405,6 +413,9 @@ bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *
     FunctionPartitioner partitioner(module, *f, report);
     try {
       partitioner.run();
+    } catch (const partition::NotSupported &e) {
+      diags.error(e.loc, e.what()).note(e.noteLoc, e.note);
+      return false;
     } catch (const Unsupported &e) {
       // The checks accepted the program: what the partitioner cannot do is
       // a bug of shardc's, never the user's (exit 3, not 1).
