@@ -10,7 +10,9 @@
 //      axes held back as if explicitly replicated (nothing else may take them
 //      on that tensor), and is released, as written, before round p. A later
 //      round can only add axes, so it never overrides an earlier decision.
-//   3. Each round runs Shardy's three op-priority stages, each to a fixed
+//   3. Each round first pushes the function results' shardings onto the
+//      returned values (as Shardy does), then runs Shardy's three op-priority
+//      stages, each to a fixed
 //      point of forward then backward sweeps over the edges:
 //        stage 0: only pass-through ops (elementwise, reshape, transpose, the
 //                 identity edges), every factor both ways;
@@ -74,9 +76,15 @@ public:
     for (int64_t round : rounds) {
       round_ = round;
       release(round);
-      for (std::vector<Edge> &edges : graph_.functions)
+      for (std::vector<Edge> &edges : graph_.functions) {
+        // Shardy pushes the function results' shardings onto the returned
+        // values before anything else, so a written result is there first.
+        for (Edge &edge : edges)
+          if (!edge.op)
+            visit(edge, 0);
         for (int stage = 0; stage < 3; ++stage)
           fixedPoint(edges, stage);
+      }
     }
     close();
     if (origins_)
@@ -314,15 +322,15 @@ private:
     return changed;
   }
 
-  /// Whether `axes` on dim `d` would overlap an axis of another dim of
-  /// `sharding` or a replicated one. Each projection is consistent in itself,
-  /// but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is
-  /// updated from two projections.
+  /// Whether `axes` on dim `d` would overlap (or could not coexist with) an
+  /// axis of another dim of `sharding` or a replicated one. Each projection is consistent in
+  /// itself, but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is updated from two
+  /// projections.
   static bool clashes(const std::vector<AxisRef> &axes, const Sharding &sharding, size_t d,
                       const Mesh &mesh) {
     auto hit = [&](const AxisRef &b) {
       for (const AxisRef &a : axes)
-        if (overlaps(a, b, mesh))
+        if (overlaps(a, b, mesh) || !canCoexist(a, b, mesh))
           return true;
       return false;
     };
