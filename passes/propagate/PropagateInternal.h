@@ -105,8 +105,8 @@ Direction edgeDirection(const Edge &edge, int f, int stage);
 int edgeDirections(const Edge &edge, int stage);
 
 /// The mesh most of the edge's sharded tensors name, the first on a tie;
-/// maximal and empty meshes never count. Null when no tensor is sharded on a
-/// mesh with axes.
+/// empty meshes never count. Null when no tensor is sharded on a mesh with
+/// axes, or when one is on a maximal mesh (nothing propagates there).
 const Mesh *edgeMesh(const Edge &edge, const Module &module);
 
 // ---- manual_computation boundaries (propagate_manual.cpp) -------------------------

@@ -20,8 +20,9 @@
 //                 backward only);
 //        stage 2: every factor of every op.
 //   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
-//      name, the first on a tie; maximal and empty meshes never count);
-//      tensors on another mesh take no part. Project, decide per factor,
+//      name, the first on a tie; empty meshes never count; none when a
+//      tensor is on a maximal mesh); tensors on another mesh take no part,
+//      those on an empty mesh take the edge's mesh. Project, decide per factor,
 //      project back; a tensor that gains axes is updated (a tensor without a
 //      sharding gets one with every dim open).
 //   5. Close: every dim closed, no priorities. A value that no sharding
@@ -270,7 +271,7 @@ private:
     for (size_t t = 0; t < visit.slots.size(); ++t) {
       const Storage &s = *visit.slots[t]->sharding;
       TensorProjection &tensor = visit.projection.tensors[t];
-      if (!s || s->meshName == mesh->name) {
+      if (!s || s->meshName == mesh->name || onEmptyMesh(*s)) {
         projectTensor(tensor, s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
       } else {
         projectTensor(tensor, nullptr, {}, rule, *mesh, {});
@@ -300,6 +301,8 @@ private:
     std::vector<std::vector<AxisRef>> newDims =
         projectBack(visit.projection.tensors[t], dims, rule, mesh, s ? &s->dims : nullptr);
     Sharding next = s ? *s : Sharding::replicatedOn(mesh.name, dims.size());
+    // An empty-mesh sharding takes the edge's mesh, its closed dims closed.
+    next.meshName = mesh.name;
     if (!s)
       for (DimSharding &dim : next.dims)
         dim.open = true;
@@ -320,6 +323,13 @@ private:
       changedAt_[visit.slots[t]->id] = ++clock_;
     }
     return changed;
+  }
+
+  /// Whether `sharding` names a mesh without axes or devices (`@empty`): it
+  /// takes the mesh propagation brings (Shardy).
+  bool onEmptyMesh(const Sharding &sharding) const {
+    const Mesh *mesh = module_.findMesh(sharding.meshName);
+    return mesh && mesh->isEmpty();
   }
 
   /// Whether `axes` on dim `d` would overlap (or could not coexist with) an

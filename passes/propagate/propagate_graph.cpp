@@ -343,10 +343,12 @@ int edgeDirections(const Edge &edge, int stage) { return edge.passThroughOp ? 0 
 
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {
   std::vector<std::pair<const Mesh *, int>> counts;
+  bool maximal = false;
   auto count = [&](const Slot &slot) {
     if (!*slot.sharding)
       return;
     const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
+    maximal = maximal || (mesh && mesh->isMaximal());
     if (!mesh || mesh->isEmpty() || mesh->isMaximal())
       return;
     for (auto &[m, n] : counts)
@@ -360,6 +362,10 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
     count(slot);
   for (const Slot &slot : edge.results)
     count(slot);
+  // Shardy: a maximal-mesh tensor leaves the op without a common mesh, so
+  // nothing propagates through it.
+  if (maximal)
+    return nullptr;
   const Mesh *best = nullptr;
   int bestCount = 0;
   for (auto &[m, n] : counts)
