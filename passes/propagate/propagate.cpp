@@ -11,14 +11,17 @@
 //      on that tensor), and is released, as written, before round p. A later
 //      round can only add axes, so it never overrides an earlier decision.
 //   3. Each round first pushes the function results' shardings onto the
-//      returned values (as Shardy does), then runs Shardy's three op-priority
-//      stages, each to a fixed
-//      point of forward then backward sweeps over the edges:
+//      returned values (as Shardy does), then runs Shardy's op-priority
+//      stages, each to a fixed point of forward then backward sweeps over
+//      the edges:
 //        stage 0: only pass-through ops (elementwise, reshape, transpose, the
-//                 identity edges), every factor both ways;
-//        stage 1: also the pass-through factors of every other op (broadcast:
-//                 backward only);
-//        stage 2: every factor of every op.
+//                 identity edges) none of whose operands has another use,
+//                 every factor both ways (a value used twice waits, so
+//                 backward propagation reaches its uses first);
+//        stage 1: every pass-through op;
+//        stage 2: also the pass-through factors of every other op
+//                 (broadcast: backward only);
+//        stage 3: every factor of every op.
 //   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
 //      name, the first on a tie; empty meshes never count; none when a
 //      tensor is on a maximal mesh); tensors on another mesh take no part,
@@ -83,7 +86,7 @@ public:
         for (Edge &edge : edges)
           if (!edge.op)
             visit(edge, 0);
-        for (int stage = 0; stage < 3; ++stage)
+        for (int stage = 0; stage < 4; ++stage)
           fixedPoint(edges, stage);
       }
     }
