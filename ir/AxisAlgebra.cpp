@@ -5,6 +5,8 @@
 
 #include "ir/ShardingLayout.h"
 
+#include <algorithm>
+
 namespace shardc {
 
 int64_t fullAxisSize(const std::string &name, const Mesh &mesh) {
@@ -77,7 +79,20 @@ bool overlaps(const AxisRef &a, const AxisRef &b) {
 
 bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &) { return overlaps(a, b); }
 
+bool canCoexist(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  if (a.name != b.name || !a.isSubAxis() || !b.isSubAxis())
+    return true;
+  int64_t aEnd = a.preSize * sizeOf(a, mesh), bEnd = b.preSize * sizeOf(b, mesh);
+  auto [minPre, maxPre] = std::minmax(a.preSize, b.preSize);
+  auto [minEnd, maxEnd] = std::minmax(aEnd, bEnd);
+  if (minEnd > maxPre) // they overlap: every boundary must divide the next
+    return minEnd % maxPre == 0 && maxPre % minPre == 0 && maxEnd % minEnd == 0;
+  return maxPre % minEnd == 0; // the gap between them is a sub-axis too
+}
+
 std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
+  if (!canCoexist(a, b, mesh))
+    return std::nullopt;
   if (!overlaps(a, b, mesh))
     return a;
   // `b` starts inside `a`: the part of `a` before it is a prefix of `a`.

@@ -36,7 +36,13 @@ bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
 /// sub-axes) overlapping ranges. Needs no sizes, so no mesh.
 bool overlaps(const AxisRef &a, const AxisRef &b);
 bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
-/// The largest prefix of `a` that does not overlap `b`; nullopt when none.
+/// Whether `a` and `b` can be in one sharding: other axes, a full axis, or
+/// sub-axes of one decomposition of the axis ("a":(1)2 and "a":(3)2 of a=6
+/// cannot: 6 is not 2 * k * 2; "a":(1)2 and "a":(2)3 can). Shardy's
+/// AxisRefAttr::canCoexist.
+bool canCoexist(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
+/// The largest prefix of `a` that does not overlap `b`; nullopt when none,
+/// or when they cannot coexist.
 std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
 /// Appends `a`, merging it into the last axis when they are consecutive
 /// sub-axes ("x":(1)2 then "x":(2)2 gives "x" on a mesh with "x"=4).

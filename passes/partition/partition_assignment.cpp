@@ -6,8 +6,9 @@
 //    [f1, f2] gives its major axes to f1 until f1's size is used up,
 //    splitting an axis into sub-axes by gcd where needed), then each
 //    result's declared sharding. A factor takes the first non-empty
-//    projection whose axes no other factor uses yet (operands first: their
-//    data is already in place; the results' layouts follow from it).
+//    projection whose axes no other factor uses yet, nor clash with one
+//    ("a":(1)2 and "a":(3)2 of a=6 cannot coexist), operands first: their
+//    data is already in place; the results' layouts follow from it.
 // 2. Factors that cannot be sharded for a local op stay empty: permutation
 //    factors (concat's dim, sliced and padded dims), reshape factors on one
 //    side only, and factors of multi-factor dims whose size the axes do not
@@ -137,7 +138,7 @@ std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule
         for (const AxisRef &axis : (*projected)[j]) {
           bool clash = false;
           for (const AxisRef &u : used)
-            clash = clash || overlaps(axis, u, mesh);
+            clash = clash || overlaps(axis, u, mesh) || !canCoexist(axis, u, mesh);
           if (clash)
             break;
           prefix.push_back(axis);

@@ -54,8 +54,11 @@ struct Edge {
   /// edge may take them.
   std::vector<AxisRef> forbidden;
   bool passThroughOp = false; // op priority 0 (elementwise, reshape, transpose, identities)
-  bool broadcast = false;     // pass-through factors go backward only (op priority 1)
+  bool broadcast = false;     // pass-through factors go backward only (op priority 2)
   bool elementwise = false;
+  /// An operand (not a scalar) is used more than once: a pass-through op
+  /// waits for stage 1 (Shardy's single-use pass-through priority).
+  bool multiUseOperand = false;
   Loc loc;
   /// The driver's bookkeeping: a visit with op-priority directions
   /// `settledDirections` (edgeDirections) changed nothing at clock
@@ -93,8 +96,9 @@ struct Graph {
 Graph buildGraph(Module &module);
 
 /// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
-/// (Shardy's op priorities): stage 0 only pass-through ops, stage 1 also the
-/// pass-through factors of every op (a broadcast's backward only), stage 2
+/// (Shardy's op priorities): stage 0 only pass-through ops none of whose
+/// operands has another use, stage 1 every pass-through op, stage 2 also the
+/// pass-through factors of every op (a broadcast's backward only), stage 3
 /// everything (permutation factors, Shardy's default, included).
 /// Need-replication factors never propagate.
 Direction edgeDirection(const Edge &edge, int f, int stage);
@@ -105,8 +109,8 @@ Direction edgeDirection(const Edge &edge, int f, int stage);
 int edgeDirections(const Edge &edge, int stage);
 
 /// The mesh most of the edge's sharded tensors name, the first on a tie;
-/// maximal and empty meshes never count. Null when no tensor is sharded on a
-/// mesh with axes.
+/// empty meshes never count. Null when no tensor is sharded on a mesh with
+/// axes, or when one is on a maximal mesh (nothing propagates there).
 const Mesh *edgeMesh(const Edge &edge, const Module &module);
 
 // ---- manual_computation boundaries (propagate_manual.cpp) -------------------------

@@ -10,16 +10,22 @@
 //      axes held back as if explicitly replicated (nothing else may take them
 //      on that tensor), and is released, as written, before round p. A later
 //      round can only add axes, so it never overrides an earlier decision.
-//   3. Each round runs Shardy's three op-priority stages, each to a fixed
-//      point of forward then backward sweeps over the edges:
+//   3. Each round first pushes the function results' shardings onto the
+//      returned values (as Shardy does), then runs Shardy's op-priority
+//      stages, each to a fixed point of forward then backward sweeps over
+//      the edges:
 //        stage 0: only pass-through ops (elementwise, reshape, transpose, the
-//                 identity edges), every factor both ways;
-//        stage 1: also the pass-through factors of every other op (broadcast:
-//                 backward only);
-//        stage 2: every factor of every op.
+//                 identity edges) none of whose operands has another use,
+//                 every factor both ways (a value used twice waits, so
+//                 backward propagation reaches its uses first);
+//        stage 1: every pass-through op;
+//        stage 2: also the pass-through factors of every other op
+//                 (broadcast: backward only);
+//        stage 3: every factor of every op.
 //   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
-//      name, the first on a tie; maximal and empty meshes never count);
-//      tensors on another mesh take no part. Project, decide per factor,
+//      name, the first on a tie; empty meshes never count; none when a
+//      tensor is on a maximal mesh); tensors on another mesh take no part,
+//      those on an empty mesh take the edge's mesh. Project, decide per factor,
 //      project back; a tensor that gains axes is updated (a tensor without a
 //      sharding gets one with every dim open).
 //   5. Close: every dim closed, no priorities. A value that no sharding
@@ -74,9 +80,15 @@ public:
     for (int64_t round : rounds) {
       round_ = round;
       release(round);
-      for (std::vector<Edge> &edges : graph_.functions)
-        for (int stage = 0; stage < 3; ++stage)
+      for (std::vector<Edge> &edges : graph_.functions) {
+        // Shardy pushes the function results' shardings onto the returned
+        // values before anything else, so a written result is there first.
+        for (Edge &edge : edges)
+          if (!edge.op)
+            visit(edge, 0);
+        for (int stage = 0; stage < 4; ++stage)
           fixedPoint(edges, stage);
+      }
     }
     close();
     if (origins_)
@@ -262,7 +274,7 @@ private:
     for (size_t t = 0; t < visit.slots.size(); ++t) {
       const Storage &s = *visit.slots[t]->sharding;
       TensorProjection &tensor = visit.projection.tensors[t];
-      if (!s || s->meshName == mesh->name) {
+      if (!s || s->meshName == mesh->name || onEmptyMesh(*s)) {
         projectTensor(tensor, s ? &*s : nullptr, *visit.mappings[t], rule, *mesh, edge.forbidden);
       } else {
         projectTensor(tensor, nullptr, {}, rule, *mesh, {});
@@ -292,6 +304,8 @@ private:
     std::vector<std::vector<AxisRef>> newDims =
         projectBack(visit.projection.tensors[t], dims, rule, mesh, s ? &s->dims : nullptr);
     Sharding next = s ? *s : Sharding::replicatedOn(mesh.name, dims.size());
+    // An empty-mesh sharding takes the edge's mesh, its closed dims closed.
+    next.meshName = mesh.name;
     if (!s)
       for (DimSharding &dim : next.dims)
         dim.open = true;
@@ -314,15 +328,22 @@ private:
     return changed;
   }
 
-  /// Whether `axes` on dim `d` would overlap an axis of another dim of
-  /// `sharding` or a replicated one. Each projection is consistent in itself,
-  /// but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is
-  /// updated from two projections.
+  /// Whether `sharding` names a mesh without axes or devices (`@empty`): it
+  /// takes the mesh propagation brings (Shardy).
+  bool onEmptyMesh(const Sharding &sharding) const {
+    const Mesh *mesh = module_.findMesh(sharding.meshName);
+    return mesh && mesh->isEmpty();
+  }
+
+  /// Whether `axes` on dim `d` would overlap (or could not coexist with) an
+  /// axis of another dim of `sharding` or a replicated one. Each projection is consistent in
+  /// itself, but a value used twice by one op (`einsum "ij,ji->ij" (%a, %a)`) is updated from two
+  /// projections.
   static bool clashes(const std::vector<AxisRef> &axes, const Sharding &sharding, size_t d,
                       const Mesh &mesh) {
     auto hit = [&](const AxisRef &b) {
       for (const AxisRef &a : axes)
-        if (overlaps(a, b, mesh))
+        if (overlaps(a, b, mesh) || !canCoexist(a, b, mesh))
           return true;
       return false;
     };

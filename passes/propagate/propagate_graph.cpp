@@ -64,6 +64,7 @@ public:
   void function(Function &f) {
     graph_.functions.emplace_back();
     edges_ = &graph_.functions.back();
+    countUses(f.body);
     block(f.body, {});
     for (size_t i = 0; i < f.body.returned.size() && i < f.results.size(); ++i) {
       Value *v = f.body.returned[i];
@@ -120,6 +121,31 @@ private:
     edge.passThroughOp = true;
     edge.loc = loc;
     return edge;
+  }
+
+  /// How often each value of `body` is used (operands and returns, nested
+  /// bodies included), for Shardy's single-use op priority.
+  void countUses(const Block &body) {
+    uses_.clear();
+    for (const Value *v : body.returned)
+      ++uses_[v];
+    walkOps(body, [&](Op &op) {
+      for (const Value *v : op.operands)
+        ++uses_[v];
+      if (op.body)
+        for (const Value *v : op.body->returned)
+          ++uses_[v];
+    });
+  }
+
+  /// Whether an operand of `op` other than a scalar has another use.
+  bool multiUseOperand(const Op &op) const {
+    for (const Value *v : op.operands) {
+      auto it = uses_.find(v);
+      if (v && v->typeKnown && v->type.rank() > 0 && it != uses_.end() && it->second > 1)
+        return true;
+    }
+    return false;
   }
 
   void block(Block &b, const std::vector<AxisRef> &forbidden) {
@@ -190,6 +216,7 @@ private:
     edge.passThroughOp =
         edge.elementwise || op.kind == OpKind::Reshape || op.kind == OpKind::Transpose;
     edge.broadcast = op.kind == OpKind::Broadcast;
+    edge.multiUseOperand = multiUseOperand(op);
     edge.loc = op.loc;
     for (Value *v : op.operands)
       edge.operands.push_back(valueSlot(v));
@@ -209,6 +236,7 @@ private:
     if (in->type != out->type)
       return;
     Edge edge = identity(out->type, op.loc, &op, forbidden);
+    edge.multiUseOperand = multiUseOperand(op);
     edge.operands.push_back(valueSlot(in));
     edge.results.push_back(valueSlot(out));
     edges_->push_back(std::move(edge));
@@ -367,6 +395,7 @@ private:
   Graph &graph_;
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
+  std::map<const Value *, int> uses_; // of the function being built
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 
@@ -376,21 +405,30 @@ Direction edgeDirection(const Edge &edge, int f, int stage) {
   FactorKind kind = edge.rule->factorKinds[f];
   if (kind == FactorKind::NeedReplication)
     return Direction::None;
-  if (stage >= 2 || edge.passThroughOp)
+  if (edge.passThroughOp)
+    return stage == 0 && edge.multiUseOperand ? Direction::None : Direction::Both;
+  if (stage >= 3)
     return Direction::Both;
-  if (stage == 1 && kind == FactorKind::PassThrough)
+  if (stage == 2 && kind == FactorKind::PassThrough)
     return edge.broadcast ? Direction::Backward : Direction::Both;
   return Direction::None;
 }
 
-int edgeDirections(const Edge &edge, int stage) { return edge.passThroughOp ? 0 : stage; }
+int edgeDirections(const Edge &edge, int stage) {
+  // 0: nothing, 1: the pass-through factors, 2: every factor that may move.
+  if (edge.passThroughOp)
+    return stage == 0 && edge.multiUseOperand ? 0 : 2;
+  return stage <= 1 ? 0 : stage - 1;
+}
 
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {
   std::vector<std::pair<const Mesh *, int>> counts;
+  bool maximal = false;
   auto count = [&](const Slot &slot) {
     if (!*slot.sharding)
       return;
     const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
+    maximal = maximal || (mesh && mesh->isMaximal());
     if (!mesh || mesh->isEmpty() || mesh->isMaximal())
       return;
     for (auto &[m, n] : counts)
@@ -404,6 +442,10 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
     count(slot);
   for (const Slot &slot : edge.results)
     count(slot);
+  // Shardy: a maximal-mesh tensor leaves the op without a common mesh, so
+  // nothing propagates through it.
+  if (maximal)
+    return nullptr;
   const Mesh *best = nullptr;
   int bestCount = 0;
   for (auto &[m, n] : counts)

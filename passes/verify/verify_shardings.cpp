@@ -5,9 +5,10 @@
 //   3. per dim: priority, then axes (known, used once, no mergeable neighbours)
 //   4. replicated axes: known, in mesh order, used once, no mergeable neighbours
 //   5. per mesh axis: sub-axis arithmetic (not with the full axis, pre-size,
-//      size, fits the axis, not the whole axis, no overlap)
+//      size, fits the axis, not the whole axis, no overlap, able to coexist)
 //   6. no axis made manual by an enclosing manual_computation
 // Non-divisible dims are legal (padding). Also home of the pass entry point.
+#include "ir/AxisAlgebra.h"
 #include "passes/verify/Verify.h"
 #include "passes/verify/VerifyInternal.h"
 
@@ -261,6 +262,20 @@ private:
         }
         previous = sub;
       }
+      // Sub-axes of different decompositions of the axis ("a":(1)2 and
+      // "a":(3)2 of a=6): no device order has both (Shardy's canCoexist).
+      for (size_t i = 0; i < subs.size(); ++i)
+        for (size_t j = i + 1; j < subs.size(); ++j)
+          if (!canCoexist(*subs[i], *subs[j], mesh_)) {
+            bool jLater = std::find(used_.begin(), used_.end(), subs[j]) >
+                          std::find(used_.begin(), used_.end(), subs[i]);
+            const AxisRef *later = jLater ? subs[j] : subs[i];
+            const AxisRef *earlier = jLater ? subs[i] : subs[j];
+            error(later->loc,
+                  fmt::format("sub-axes cannot coexist: {}, {}", subs[i]->str(), subs[j]->str()))
+                .note(earlier->loc, fmt::format("{} used here", earlier->str()));
+            return false;
+          }
     }
     return true;
   }

@@ -104,6 +104,25 @@ TEST_CASE("axis arithmetic: prefixes, containment, overlap", "[propagation]") {
   CHECK(makeAxis("x", 1, 8, mesh).str() == "\"x\"");
 }
 
+TEST_CASE("axis arithmetic: sub-axes of one decomposition coexist", "[propagation]") {
+  Mesh mesh = makeMesh({{"a", 6}, {"x", 16}});
+  // 6 = 2 * 3: the major 2 and the minor 3 coexist, the major 2 and the minor
+  // 2 do not (6 is not 2 * k * 2), nor the major 2 and the major 3.
+  CHECK(canCoexist(sub("a", 1, 2), sub("a", 2, 3), mesh));
+  CHECK_FALSE(canCoexist(sub("a", 1, 2), sub("a", 3, 2), mesh));
+  CHECK_FALSE(canCoexist(sub("a", 3, 2), sub("a", 1, 2), mesh));
+  CHECK_FALSE(canCoexist(sub("a", 1, 2), sub("a", 1, 3), mesh));
+  // Overlapping sub-axes of one decomposition coexist; a gap that is a
+  // sub-axis too is fine; a full axis or another axis always coexists.
+  CHECK(canCoexist(sub("x", 1, 4), sub("x", 2, 4), mesh));
+  CHECK(canCoexist(sub("x", 1, 2), sub("x", 4, 2), mesh));
+  CHECK(canCoexist(full("a"), sub("a", 3, 2), mesh));
+  CHECK(canCoexist(sub("a", 1, 2), sub("x", 3, 2), mesh));
+  // prefixWithoutOverlap gives nothing for sub-axes that cannot coexist.
+  CHECK_FALSE(prefixWithoutOverlap(sub("a", 1, 2), sub("a", 3, 2), mesh));
+  CHECK(prefixWithoutOverlap(sub("a", 1, 2), sub("a", 2, 3), mesh)->str() == "\"a\":(1)2");
+}
+
 TEST_CASE("axis lists: merging and prefix status", "[propagation]") {
   Mesh mesh = makeMesh({{"x", 4}, {"y", 2}});
   std::vector<AxisRef> axes;
