@@ -30,8 +30,8 @@ topItem
 meshDef : (KW_MESH | KW_SDY_MESH)? SYMBOL '=' meshBody ;
 
 meshBody
-  : '<' meshAxes? (',' deviceIds)? '>'
-  | '{' '<' meshAxes? '>' ',' deviceIds '}'
+  : '<' meshAxes? (',' deviceIds)? (',' axisTypes)? '>'
+  | '{' '<' meshAxes? '>' ',' deviceIds (',' axisTypes)? '}'
   ;
 
 meshAxes
@@ -42,6 +42,10 @@ meshAxes
 meshAxis : STRING '=' INT ;
 
 deviceIds : KW_DEVICE_IDS '=' '[' (INT (',' INT)*)? ']' ;
+
+// `axis_types=[explicit, auto]` (LANGUAGE.md section 10): the builder keeps
+// the words, the verifier checks them.
+axisTypes : KW_AXIS_TYPES '=' '[' (IDENT (',' IDENT)*)? ']' ;
 
 // ---- shardings ---------------------------------------------------------------
 // `sharding<@m, [...]>` or Shardy's short `<@m, [...]>`. The optional stray
@@ -171,7 +175,7 @@ attrValue
   ;
 
 keyword
-  : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_SHARDING | KW_REPLICATED | KW_FUNC
+  : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_AXIS_TYPES | KW_SHARDING | KW_REPLICATED | KW_FUNC
   | KW_RETURN | KW_EINSUM | KW_CONSTANT | KW_SHARDING_CONSTRAINT | KW_RESHARD
   | KW_MANUAL_COMPUTATION | KW_IN_SHARDINGS | KW_OUT_SHARDINGS | KW_MANUAL_AXES
   | KW_DENSE | KW_TRUE | KW_FALSE
@@ -181,6 +185,7 @@ keyword
 KW_MESH : 'mesh' ;
 KW_SDY_MESH : 'sdy.mesh' ;
 KW_DEVICE_IDS : 'device_ids' ;
+KW_AXIS_TYPES : 'axis_types' ;
 KW_SHARDING : 'sharding' ;
 KW_REPLICATED : 'replicated' ;
 KW_FUNC : 'func' | 'func.func' ;

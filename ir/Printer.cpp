@@ -437,6 +437,12 @@ std::string printMeshBody(const Mesh &mesh) {
     iota = mesh.deviceIds[i] == static_cast<int64_t>(i);
   if (!mesh.deviceIds.empty() && !iota)
     out += ", device_ids=" + printIntList(mesh.deviceIds);
+  if (mesh.hasExplicitAxis()) {
+    out += ", axis_types=[";
+    for (size_t i = 0; i < mesh.axes.size(); ++i)
+      out += std::string(i ? ", " : "") + axisTypeName(mesh.axes[i].type);
+    out += "]";
+  }
   return out + ">";
 }
 

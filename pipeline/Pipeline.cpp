@@ -109,14 +109,33 @@ bool autoShardStage(PipelineState &s) {
   return true;
 }
 
+/// --explicit: every axis without a written type is explicit. Returns the
+/// meshes it changed.
+std::vector<Mesh *> makeUnwrittenAxesExplicit(Module &module) {
+  std::vector<Mesh *> changed;
+  for (auto &mesh : module.meshes)
+    if (!mesh->axisTypesWritten && !mesh->axes.empty()) {
+      for (MeshAxis &axis : mesh->axes)
+        axis.type = AxisType::Explicit;
+      changed.push_back(mesh.get());
+    }
+  return changed;
+}
+
 bool explicitShardings(PipelineState &s) {
+  std::vector<Mesh *> changed = makeUnwrittenAxesExplicit(*s.module);
   if (!s.checkOnly) {
     inferExplicitShardings(*s.module, s.diags);
     return true;
   }
+  // --emit=ir prints the program as checked: shardings and axis types as
+  // written.
   ShardingSnapshot checked = takeSnapshot(*s.module);
   inferExplicitShardings(*s.module, s.diags);
   restoreSnapshot(checked);
+  for (Mesh *mesh : changed)
+    for (MeshAxis &axis : mesh->axes)
+      axis.type = AxisType::Auto;
   return true;
 }
 
