@@ -135,6 +135,13 @@ opExpr
         KW_OUT_SHARDINGS '=' shardingList
         KW_MANUAL_AXES '=' axisSet
         '(' (param (',' param)*)? ')' block                                        # manualOp
+  // auto_axes / explicit_axes (LANGUAGE.md section 10): the verifier asks for
+  // the one sharding list each needs, with a note showing it.
+  | name=(KW_AUTO_AXES | KW_EXPLICIT_AXES) '(' (VALUE (',' VALUE)*)? ')'
+        KW_AXES '=' axisSet
+        (KW_IN_SHARDINGS '=' ins=shardingList)?
+        (KW_OUT_SHARDINGS '=' outs=shardingList)?
+        '(' (param (',' param)*)? ')' block                                        # axesOp
   | IDENT VALUE (',' VALUE)* attrDict?                                             # genericOp
   | IDENT attrDict                                                                 # genericOp
   ;
@@ -178,7 +185,7 @@ keyword
   : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_AXIS_TYPES | KW_SHARDING | KW_REPLICATED | KW_FUNC
   | KW_RETURN | KW_EINSUM | KW_CONSTANT | KW_SHARDING_CONSTRAINT | KW_RESHARD
   | KW_MANUAL_COMPUTATION | KW_IN_SHARDINGS | KW_OUT_SHARDINGS | KW_MANUAL_AXES
-  | KW_DENSE | KW_TRUE | KW_FALSE
+  | KW_DENSE | KW_TRUE | KW_FALSE | KW_AUTO_AXES | KW_EXPLICIT_AXES | KW_AXES
   ;
 
 // ---- lexer ------------------------------------------------------------------------
@@ -198,6 +205,9 @@ KW_MANUAL_COMPUTATION : 'manual_computation' | 'sdy.manual_computation' ;
 KW_IN_SHARDINGS : 'in_shardings' ;
 KW_OUT_SHARDINGS : 'out_shardings' ;
 KW_MANUAL_AXES : 'manual_axes' ;
+KW_AUTO_AXES : 'auto_axes' ;
+KW_EXPLICIT_AXES : 'explicit_axes' ;
+KW_AXES : 'axes' ;
 KW_DENSE : 'dense' ;
 KW_TRUE : 'true' ;
 KW_FALSE : 'false' ;

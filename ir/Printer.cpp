@@ -313,6 +313,27 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     os_ << indent << "}";
     break;
   }
+  case OpKind::AutoAxes:
+  case OpKind::ExplicitAxes: {
+    special = {"axes", "in_shardings", "out_shardings"};
+    const Attribute *axes = op.attr(attrs::axes);
+    os_ << op.name() << " (" << operandList()
+        << ") axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{});
+    for (const char *name : {"in_shardings", "out_shardings"})
+      if (const Attribute *a = op.attr(name)) {
+        os_ << " " << name << "=[";
+        for (size_t i = 0; i < a->shardings.size(); ++i)
+          os_ << (i ? ", " : "") << sharding(a->shardings[i]);
+        os_ << "]";
+      }
+    os_ << " (";
+    for (size_t i = 0; i < op.body->args.size(); ++i)
+      os_ << (i ? ", " : "") << param(*op.body->args[i]);
+    os_ << ") {\n";
+    printBlockBody(*op.body, indent + "  ");
+    os_ << indent << "}";
+    break;
+  }
   default:
     os_ << op.name();
     if (!op.operands.empty())
@@ -330,8 +351,8 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     types.push_back(t);
     allTyped &= t != nullptr;
   }
-  bool perValue = !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() &&
-                  op.kind != OpKind::ManualComputation;
+  bool perValue =
+      !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() && !op.body;
 
   std::vector<const NamedAttribute *> attrs;
   for (const auto &a : op.attrs)
@@ -343,7 +364,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   // An op without operands always writes its attribute dict, even `{}`: the
   // grammar requires it (it keeps `%r = iota` apart from a following `%v : T`).
   bool needsDict = op.operands.empty() && op.kind != OpKind::Constant;
-  if (op.kind != OpKind::ManualComputation && (!attrs.empty() || perValue || needsDict)) {
+  if (!op.body && (!attrs.empty() || perValue || needsDict)) {
     os_ << " {";
     bool first = true;
     for (const NamedAttribute *a : attrs) {

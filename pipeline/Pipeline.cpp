@@ -12,6 +12,7 @@
 #include "pipeline/Pipeline.h"
 
 #include "frontend/Parser.h"
+#include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "passes/Passes.h"
 
@@ -99,8 +100,11 @@ template <bool (*pass)(Module &, DiagnosticEngine &)> bool runPass(PipelineState
   return true;
 }
 
-bool hasExplicitAxes(const Module &module) {
-  return std::any_of(module.meshes.begin(), module.meshes.end(),
+/// Whether some axis is explicit somewhere: on a mesh, or inside an
+/// explicit_axes region (auto_axes regions need explicit axes too).
+bool hasExplicitAxes(Module &module) {
+  return hasAxesRegions(module) ||
+         std::any_of(module.meshes.begin(), module.meshes.end(),
                      [](const auto &mesh) { return mesh->hasExplicitAxis(); });
 }
 
@@ -125,7 +129,7 @@ void assignShardings(PipelineState &s) {
     });
   }
   if (hasMixedAxes(*s.module))
-    inferMixedShardings(*s.module, s.diags, s.options.origins);
+    inferMixedShardings(*s.module, s.diags, s.options.origins, s.checkOnly);
   else
     inferExplicitShardings(*s.module, s.diags);
   if (checked)

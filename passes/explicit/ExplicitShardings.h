@@ -24,13 +24,17 @@ bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
 
 /// Whether the program's meshes have both explicit and auto axes
 /// (LANGUAGE.md section 10).
-bool hasMixedAxes(const Module &module);
+bool hasMixedAxes(Module &module);
 
 /// Mixed meshes: inferExplicitShardings on every sharding restricted to the
 /// explicit axes (sharding_constraint asserts on them, reshard moves them and
 /// may not name an auto axis), then propagateShardings for the auto axes,
-/// the explicit parts held fixed (written auto axes are constraints). Fills
-/// `origins` when not null. Returns false when it reported an error.
-bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins);
+/// the explicit parts held fixed (written auto axes are constraints); the
+/// auto_axes / explicit_axes regions are lowered away before propagation
+/// (their body inlined between reshards). `checkOnly`: the explicit checks
+/// only, nothing lowered or propagated. Fills `origins` when not null.
+/// Returns false when it reported an error.
+bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
+                         bool checkOnly);
 
 } // namespace shardc

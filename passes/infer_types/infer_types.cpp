@@ -201,6 +201,12 @@ void inferOp(Op &op, InferContext &ctx) {
     inferManualComputation(op, ctx);
     return;
   }
+  if (op.kind == OpKind::AutoAxes || op.kind == OpKind::ExplicitAxes) {
+    if (operandsKnown(op, ctx))
+      checkWrittenOperandTypes(op, ctx);
+    inferAxesRegion(op, ctx);
+    return;
+  }
   if (!operandsKnown(op, ctx))
     return;
   checkWrittenOperandTypes(op, ctx);
