@@ -107,6 +107,12 @@ void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissing
         continue;
       }
       buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->typeSpec()), block);
+    } else if (auto *c = dynamic_cast<P::ControlStmtContext *>(child)) {
+      if (block.hasReturn) {
+        diags_.error(loc(c), "statement after return");
+        continue;
+      }
+      buildControl(c, block);
     } else if (auto *r = dynamic_cast<P::ReturnStmtContext *>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(r), "statement after return");
@@ -317,7 +323,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
   // op in the IR has the shape its kind promises, so passes can index
   // operands freely.
   bool wellFormed = checkOperandCount(*op);
-  if (!op->body && resultNames.size() != 1) {
+  if (opInfo(op->kind).group != OpGroup::Manual && resultNames.size() != 1) {
     diags_.error(loc(resultNames[1]),
                  fmt::format("{} - has one result, {} written", op->name(), resultNames.size()));
     wellFormed = false;

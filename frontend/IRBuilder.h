@@ -1,7 +1,8 @@
 // The IR builder: parse tree -> IR, shared by the frontend's files
 // (Parser.cpp: the module and meshes; BuildTypes.cpp: types, shardings,
 // attributes and literals; BuildStatements.cpp: functions, blocks and
-// statements). Internal to frontend/.
+// statements; BuildControlFlow.cpp: for, while, if and call). Internal to
+// frontend/.
 #pragma once
 
 #include "frontend/SyntaxErrors.h"
@@ -85,6 +86,12 @@ private:
   void define(Value *value);
   void addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
   void applyTypeSpec(Op &op, TypeSpec spec);
+  /// A control flow statement (BuildControlFlow.cpp): for, while, if, call.
+  void buildControl(P::ControlStmtContext *ctx, Block &block);
+  /// Builds `region` in a new scope that sees the values above it
+  /// (implicit capture), with `args` (name, type) as its arguments.
+  void buildRegion(P::BlockContext *ctx, Block &region,
+                   const std::vector<antlr4::tree::TerminalNode *> &args, bool allowMissingReturn);
   void applySdyShardings(Op &op, std::vector<NamedAttribute> &attrs);
   /// auto_axes / explicit_axes (BuildRegions.cpp): attributes and an
   /// isolated body, like manual_computation's.

@@ -1,4 +1,4 @@
-// The .shd language (../shared/LANGUAGE.md, sections 1-5).
+// The .shd language (../shared/LANGUAGE.md, sections 1-5 and 9).
 //
 // The grammar only recognises structure; everything with a meaning (tensor
 // types, priorities, op names and their operand counts) is checked by the IR
@@ -96,7 +96,7 @@ funcDef : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? block
 
 param : VALUE ':' annotatedType ;
 
-block : '{' (statement | returnStmt)* '}' ;
+block : '{' (statement | controlStmt | returnStmt)* '}' ;
 
 valueDecl
   : VALUE ':' topAnnotatedType
@@ -106,6 +106,21 @@ valueDecl
 shardedTypeDecl : sharding ':' tensorType ;
 
 statement : VALUE (',' VALUE)* '=' opExpr (':' typeSpec)? ;
+
+// Control flow (LANGUAGE.md section 9). Results are optional: a loop without
+// carried values, an `if` without results, have none.
+controlStmt : (VALUE (',' VALUE)* '=')? controlExpr (':' typeSpec)? ;
+
+controlExpr
+  : KW_FOR VALUE '=' lb=INT KW_TO ub=INT (KW_STEP step=INT)? carryList block    # forOp
+  | KW_WHILE carryList KW_COND cond=block KW_DO body=block                           # whileOp
+  | KW_IF VALUE then=block (KW_ELSE otherwise=block)?                                 # ifOp
+  | KW_CALL SYMBOL '(' (VALUE (',' VALUE)*)? ')'                                      # callOp
+  ;
+
+carryList : KW_CARRY '(' (carryInit (',' carryInit)*)? ')' ;
+
+carryInit : VALUE '=' VALUE ;
 
 topStatement : VALUE (',' VALUE)* '=' opExpr (':' topTypeSpec)? ;
 
@@ -185,7 +200,8 @@ keyword
   : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_AXIS_TYPES | KW_SHARDING | KW_REPLICATED | KW_FUNC
   | KW_RETURN | KW_EINSUM | KW_CONSTANT | KW_SHARDING_CONSTRAINT | KW_RESHARD
   | KW_MANUAL_COMPUTATION | KW_IN_SHARDINGS | KW_OUT_SHARDINGS | KW_MANUAL_AXES
-  | KW_DENSE | KW_TRUE | KW_FALSE | KW_AUTO_AXES | KW_EXPLICIT_AXES | KW_AXES
+  | KW_DENSE | KW_TRUE | KW_FALSE | KW_FOR | KW_TO | KW_STEP | KW_CARRY | KW_WHILE
+  | KW_COND | KW_DO | KW_IF | KW_ELSE | KW_CALL | KW_AUTO_AXES | KW_EXPLICIT_AXES | KW_AXES
   ;
 
 // ---- lexer ------------------------------------------------------------------------
@@ -210,6 +226,16 @@ KW_EXPLICIT_AXES : 'explicit_axes' ;
 KW_AXES : 'axes' ;
 KW_DENSE : 'dense' ;
 KW_TRUE : 'true' ;
+KW_FOR : 'for' ;
+KW_TO : 'to' ;
+KW_STEP : 'step' ;
+KW_CARRY : 'carry' ;
+KW_WHILE : 'while' ;
+KW_COND : 'cond' ;
+KW_DO : 'do' ;
+KW_IF : 'if' ;
+KW_ELSE : 'else' ;
+KW_CALL : 'call' ;
 KW_FALSE : 'false' ;
 
 // `tensor<4x8xf32>` is one token: its insides ("4x8xf32") do not split into

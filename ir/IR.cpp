@@ -179,11 +179,27 @@ const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclo
   return only;
 }
 
+std::vector<Block *> Op::regions() const {
+  std::vector<Block *> out;
+  for (Block *b : {cond.get(), body.get(), elseBody.get()})
+    if (b)
+      out.push_back(b);
+  return out;
+}
+
+std::vector<Value *> Op::carriedArgs(const Op &op, const Block &region) {
+  std::vector<Value *> out;
+  size_t first = op.kind == OpKind::For && &region == op.body.get() ? 1 : 0;
+  for (size_t i = first; i < region.args.size(); ++i)
+    out.push_back(region.args[i].get());
+  return out;
+}
+
 void walkOps(const Block &block, const std::function<void(Op &)> &fn) {
   for (const auto &op : block.ops) {
     fn(*op);
-    if (op->body)
-      walkOps(*op->body, fn);
+    for (Block *region : op->regions())
+      walkOps(*region, fn);
   }
 }
 
@@ -191,8 +207,8 @@ void walkBlocks(Module &module, const std::function<void(Block &)> &fn) {
   std::function<void(Block &)> visit = [&](Block &block) {
     fn(block);
     for (const auto &op : block.ops)
-      if (op->body)
-        visit(*op->body);
+      for (Block *region : op->regions())
+        visit(*region);
   };
   visit(module.snippet.body);
   for (const auto &f : module.functions)

@@ -104,8 +104,8 @@ public:
   bool isParameter() const { return definingOp == nullptr; }
 };
 
-/// A list of ops with arguments and returned values. Function bodies and
-/// manual_computation bodies are blocks.
+/// A list of ops with arguments and returned values. Function bodies,
+/// manual_computation bodies and the regions of control flow are blocks.
 struct Block {
   std::vector<std::unique_ptr<Value>> args;
   std::vector<std::unique_ptr<Op>> ops;
@@ -151,8 +151,16 @@ public:
   /// could not decode, or the wrong number of them): what is recorded is
   /// incomplete, and passes stay silent about it.
   bool typeSpecInvalid = false;
-  /// manual_computation body; null for every other op.
+  /// The op's main region: a manual_computation's body, a `for` body (its
+  /// arguments: the index, then the carried values), a `while`'s `do`
+  /// region (the carried values), an `if`'s then-branch. Null otherwise.
   std::unique_ptr<Block> body;
+  /// A `while`'s cond region (arguments: the carried values; it returns one
+  /// tensor<i1>). Null for every other op.
+  std::unique_ptr<Block> cond;
+  /// An `if`'s else-branch (always present on an `if`, possibly empty when
+  /// it has no results). Null for every other op.
+  std::unique_ptr<Block> elseBody;
 
   const char *name() const { return opName(kind); }
   /// The attribute `key` names (ir/OpAttributes.h) as written, for checks
@@ -182,6 +190,12 @@ public:
   /// Sets (replacing) an attribute.
   void setAttr(std::string name, Attribute value);
   Value *result(size_t i = 0) const { return results.at(i).get(); }
+  /// The regions, in execution order: cond before body for `while`, then
+  /// before else for `if`.
+  std::vector<Block *> regions() const;
+  /// The carried values' block arguments of a loop region (a `for` body
+  /// skips its index); every argument for other regions.
+  static std::vector<Value *> carriedArgs(const Op &op, const Block &region);
 };
 
 /// A function's declared result: type and optional sharding.
@@ -247,10 +261,10 @@ ManualComputationParts manualComputationParts(const Op &op);
 /// only mesh with axes. Null when none can be told.
 const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclosingManualMesh);
 
-/// Calls `fn` on every op of `block`, recursing into manual_computation
-/// bodies after their op (pre-order).
+/// Calls `fn` on every op of `block`, recursing into the regions of
+/// manual_computation and control flow after their op (pre-order).
 void walkOps(const Block &block, const std::function<void(Op &)> &fn);
-/// Every block of the module: function bodies, the snippet, manual bodies.
+/// Every block of the module: function bodies, the snippet, the regions.
 void walkBlocks(Module &module, const std::function<void(Block &)> &fn);
 
 } // namespace shardc

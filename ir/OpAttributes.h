@@ -62,5 +62,11 @@ inline constexpr AttrKey<int64_t> concatDim{"concat_dim"};   ///< all_to_all
 inline constexpr AttrKey<Pairs> pairs{"pairs"};     ///< collective_permute: [source, target]
 inline constexpr AttrKey<std::string> axis{"axis"}; ///< axis_index
 
+// ---- control flow ----------------------------------------------------------------------
+inline constexpr AttrKey<int64_t> lower{"lower"};       ///< for: first value of the index
+inline constexpr AttrKey<int64_t> upper{"upper"};       ///< for: the index stays below it
+inline constexpr AttrKey<int64_t> loopStep{"step"};     ///< for: increment (> 0, default 1)
+inline constexpr AttrKey<std::string> callee{"callee"}; ///< call: the function, without '@'
+
 } // namespace attrs
 } // namespace shardc

@@ -62,6 +62,14 @@ const std::vector<OpInfo> &allOps() {
                  "send to device pairs"});
     v.push_back({OpKind::AxisIndex, "axis_index", OpGroup::Collective, 0, 0,
                  "this device's index along an axis"});
+    v.push_back({OpKind::For, "for", OpGroup::ControlFlow, 0, -1,
+                 "counted loop over static bounds with carried values"});
+    v.push_back({OpKind::While, "while", OpGroup::ControlFlow, 0, -1,
+                 "loop while a cond region returns true, with carried values"});
+    v.push_back({OpKind::If, "if", OpGroup::ControlFlow, 1, 1,
+                 "one of two regions, chosen by a tensor<i1> predicate"});
+    v.push_back({OpKind::Call, "call", OpGroup::ControlFlow, 0, -1,
+                 "calls a function (means inlining it)"});
     return v;
   }();
   return ops;

@@ -58,6 +58,10 @@ enum class OpKind {
   AllSlice,
   CollectivePermute,
   AxisIndex,
+  For,
+  While,
+  If,
+  Call,
 };
 
 enum class OpGroup {
@@ -71,6 +75,7 @@ enum class OpGroup {
   ShardingOp,  // sharding_constraint, reshard
   Manual,      // region ops: manual_computation, auto_axes, explicit_axes
   Collective,  // all_gather ... axis_index
+  ControlFlow, // for, while, if (ops with regions that capture), call
 };
 
 struct OpInfo {
@@ -88,6 +93,8 @@ std::optional<OpKind> lookupOp(std::string_view name);
 const std::vector<OpInfo> &allOps();
 /// All op spellings (for "did you mean" on an unknown op).
 std::vector<std::string_view> allOpNames();
+
+inline bool isControlFlow(OpKind k) { return opInfo(k).group == OpGroup::ControlFlow; }
 
 inline bool isElementwise(OpKind k) {
   auto g = opInfo(k).group;

@@ -192,7 +192,58 @@ private:
   void printFunction(const Function &f);
   void printBlockBody(const Block &b, const std::string &indent);
   void printOp(const Op &op, const std::string &indent);
+  void printControlFlow(const Op &op, const std::string &indent);
+  /// `{`, the region's ops and return, `}` at `indent`.
+  void printRegion(const Block &region, const std::string &indent) {
+    os_ << "{\n";
+    printBlockBody(region, indent + "  ");
+    os_ << indent << "}";
+  }
 };
+
+void ModulePrinter::printControlFlow(const Op &op, const std::string &indent) {
+  // `carry(%h = %x, ...)`: the names the regions give the carried values.
+  auto carry = [&](const Block &region) {
+    std::vector<Value *> args = Op::carriedArgs(op, region);
+    std::string out = "carry(";
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      out += (i ? ", " : "") + valueRef(i < args.size() ? args[i] : nullptr) + " = " +
+             valueRef(op.operands[i]);
+    return out + ")";
+  };
+  switch (op.kind) {
+  case OpKind::For: {
+    os_ << "for " << valueRef(op.body->args.empty() ? nullptr : op.body->args[0].get()) << " = "
+        << op.get(attrs::lower, 0) << " to " << op.get(attrs::upper, 0);
+    if (op.attr(attrs::loopStep))
+      os_ << " step " << op.get(attrs::loopStep, 1);
+    os_ << " " << carry(*op.body) << " ";
+    printRegion(*op.body, indent);
+    break;
+  }
+  case OpKind::While:
+    os_ << "while " << carry(*op.cond) << " cond ";
+    printRegion(*op.cond, indent);
+    os_ << " do ";
+    printRegion(*op.body, indent);
+    break;
+  case OpKind::If:
+    os_ << "if " << valueRef(op.operands.empty() ? nullptr : op.operands[0]) << " ";
+    printRegion(*op.body, indent);
+    if (op.elseBody && (!op.elseBody->ops.empty() || op.elseBody->hasReturn)) {
+      os_ << " else ";
+      printRegion(*op.elseBody, indent);
+    }
+    break;
+  default: {
+    os_ << "call @" << op.get(attrs::callee, "") << "(";
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      os_ << (i ? ", " : "") << valueRef(op.operands[i]);
+    os_ << ")";
+    break;
+  }
+  }
+}
 
 std::string ModulePrinter::resultSpecs(const Function &f) const {
   if (f.results.size() == 1)
@@ -256,7 +307,8 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   os_ << indent;
   for (size_t i = 0; i < op.results.size(); ++i)
     os_ << (i ? ", " : "") << valueRef(op.results[i].get());
-  os_ << " = ";
+  if (!op.results.empty() || !isControlFlow(op.kind))
+    os_ << " = ";
 
   // Attributes printed by the op's own syntax rather than in `{...}`.
   std::set<std::string> special;
@@ -334,6 +386,13 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     os_ << indent << "}";
     break;
   }
+  case OpKind::For:
+  case OpKind::While:
+  case OpKind::If:
+  case OpKind::Call:
+    special = {"lower", "upper", "step", "callee"};
+    printControlFlow(op, indent);
+    break;
   default:
     os_ << op.name();
     if (!op.operands.empty())
@@ -351,8 +410,8 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     types.push_back(t);
     allTyped &= t != nullptr;
   }
-  bool perValue =
-      !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() && !op.body;
+  bool perValue = !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() &&
+                  opInfo(op.kind).group != OpGroup::Manual;
 
   std::vector<const NamedAttribute *> attrs;
   for (const auto &a : op.attrs)
@@ -364,7 +423,8 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   // An op without operands always writes its attribute dict, even `{}`: the
   // grammar requires it (it keeps `%r = iota` apart from a following `%v : T`).
   bool needsDict = op.operands.empty() && op.kind != OpKind::Constant;
-  if (!op.body && (!attrs.empty() || perValue || needsDict)) {
+  if (opInfo(op.kind).group != OpGroup::Manual && !isControlFlow(op.kind) &&
+      (!attrs.empty() || perValue || needsDict)) {
     os_ << " {";
     bool first = true;
     for (const NamedAttribute *a : attrs) {

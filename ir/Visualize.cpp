@@ -357,6 +357,15 @@ public:
               op->results.size() == 1 ? fmt::format("result of {}", op->name())
                                       : fmt::format("result {} of {}", r->resultIndex, op->name()),
               note);
+      if (isControlFlow(op->kind)) {
+        // Regions run on the same devices: their values are drawn as any.
+        for (Block *region : op->regions()) {
+          for (size_t i = 0; i < region->args.size(); ++i)
+            value(*region->args[i], fmt::format("region arg {} of {}", i, op->name()), note);
+          ops(*region, note);
+        }
+        continue;
+      }
       if (!op->body)
         continue;
       const Attribute *manual = op->attr(attrs::manualAxes);

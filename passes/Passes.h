@@ -9,6 +9,7 @@
 #include "passes/explicit/ExplicitShardings.h"
 #include "passes/export/Export.h"
 #include "passes/infer_types/InferTypes.h"
+#include "passes/inline_calls/InlineCalls.h"
 #include "passes/partition/Partition.h"
 #include "passes/propagate/Propagate.h"
 #include "passes/verify/Verify.h"

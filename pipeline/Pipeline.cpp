@@ -172,6 +172,11 @@ bool explicitShardings(PipelineState &s) {
   return true;
 }
 
+bool inlineCallsStage(PipelineState &s) {
+  inlineCalls(*s.module, s.options.explicitMode);
+  return true;
+}
+
 bool partition(PipelineState &s) {
   partitionModule(*s.module, s.diags, s.options.collectives);
   return true;
@@ -187,6 +192,8 @@ bool link(PipelineState &s) { return s.options.backend->link(s.diags); }
 bool withoutExplicit(const CompileOptions &o) { return !o.explicitMode; }
 bool withExplicit(const CompileOptions &o) { return o.explicitMode; }
 bool withAutoShard(const CompileOptions &o) { return o.autoShard && !o.explicitMode; }
+/// `--emit=ir --explicit` prints the program as checked, calls and all.
+bool unlessPrintingChecked(const CompileOptions &o) { return !(o.explicitMode && o.emit == "ir"); }
 bool withBackend(const CompileOptions &o) { return o.backend != nullptr; }
 bool whenLinking(const CompileOptions &o) { return o.backend && o.buildExecutable; }
 
@@ -235,6 +242,11 @@ const std::vector<Stage> &allStages() {
        "meshes, axis references, sub-axes, priorities, replicated axes, "
        "device counts and manual_computation rules, in Shardy's order",
        runPass<verifyShardings>, nullptr, nullptr, false, printProgram},
+      {"inline-calls", "replace every call by a copy of its callee",
+       "a call means inlining the callee (nested calls too); shardings written "
+       "in the callee's signature become sharding_constraints (reshards with "
+       "--explicit) at the call site",
+       inlineCallsStage, unlessPrintingChecked, nullptr, true, printProgram},
       {"auto-shard", "with --auto-shard: choose shardings by an ILP over op strategies",
        "per op the strategies of its factor rule (whole mesh axes per factor), "
        "priced by the cost model (compute, reshards from the reshard planner, "

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace shardrt {
 namespace {
@@ -47,11 +48,25 @@ std::string wrongRankCountMessage(const shardrt_context *ctx) {
   std::string message = format("this program runs on %lld devices, one MPI rank each, but it was "
                                "started on %d rank%s: run `mpirun -n %lld %s`",
                                devices, ctx->ranks, ctx->ranks == 1 ? "" : "s", devices, name);
-  // Open MPI's launcher starts MPICH programs as unrelated singletons.
-  if (ctx->ranks == 1 && std::getenv("OMPI_COMM_WORLD_SIZE"))
-    message += format(" (this mpirun is Open MPI's; the program uses MPICH: run "
-                      "`mpiexec.mpich -n %lld %s`)",
-                      devices, name);
+  // A launcher of the other MPI starts every rank as an unrelated singleton:
+  // the loader chose this library against the launcher (SHARDRT_MPI).
+  const char *launcher = std::getenv("OMPI_COMM_WORLD_SIZE") ? "openmpi"
+                         : std::getenv("PMI_SIZE")           ? "mpich"
+                                                             : nullptr;
+  if (ctx->ranks == 1 && launcher && std::strcmp(launcher, SHARDRT_MPI_NAME) != 0) {
+    auto mpiName = [](const char *mpi) {
+      return std::strcmp(mpi, "mpich") == 0 ? "MPICH" : "Open MPI";
+    };
+    const char *forced = std::getenv("SHARDRT_MPI");
+    if (forced && *forced)
+      message += format(" (this launcher is %s's but SHARDRT_MPI=%s loaded libshardrt-%s.so: "
+                        "unset SHARDRT_MPI)",
+                        mpiName(launcher), forced, SHARDRT_MPI_NAME);
+    else
+      message += format(" (this launcher is %s's but this run loaded libshardrt-%s.so: set "
+                        "SHARDRT_MPI=%s)",
+                        mpiName(launcher), SHARDRT_MPI_NAME, launcher);
+  }
   return message;
 }
 

@@ -117,7 +117,9 @@ typedef void (*shardrt_kernel)(shardrt_context *ctx, const void *const *inputs,
 
 /** main() of a generated executable: init, read inputs, run `kernel`
  *  (--repeat K times), write outputs (or print a summary), print the profile,
- *  finalize. Returns 0; every failure exits inside. */
+ *  finalize. Returns 0; every failure exits inside. libshardrt.a (what
+ *  executables link) first loads the implementation, libshardrt-mpich.so or
+ *  libshardrt-openmpi.so, chosen by SHARDRT_MPI or the launcher (Loader.cpp). */
 int shardrt_main(const shardrt_program *program, shardrt_kernel kernel, int argc, char **argv);
 
 /* ---- the steps of shardrt_main, one by one -------------------------------- */

@@ -15,8 +15,15 @@ cmake --build build -j 2 --target shardc shardc-npy-compare
 
 shardc=build/tools/shardc/shardc
 compare=build/tools/shardc-npy-compare/shardc-npy-compare
-# MPICH's launcher, pinned: `mpirun` may point at Open MPI.
-mpirun=mpirun.mpich
+# The mission's `mpirun`, whichever MPI it is: the executables load the
+# runtime of the launcher that starts them (MPICH or Open MPI). Open MPI
+# refuses more ranks than cores, and root, unless told: these variables are
+# this script's own (the README shows the flags instead).
+mpirun=mpirun
+export OMPI_MCA_rmaps_base_oversubscribe=1
+if [[ $(id -u) -eq 0 ]]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

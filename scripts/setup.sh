@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ clang-14 clang-format-14 llvm-14-dev llvm-14-tools libclang-rt-14-dev
   openjdk-17-jre-headless antlr4 libantlr4-runtime-dev
   libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libmimalloc-dev
-  mpich libmpich-dev libopenblas-dev libopenblas-serial-dev libscalapack-mpich-dev python3
+  mpich libmpich-dev openmpi-bin libopenmpi-dev libopenblas-dev libopenblas-serial-dev libscalapack-mpich-dev python3
   coinor-libcbc-dev pkg-config
   neovim
 )

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace shardc::interp {
@@ -71,17 +72,47 @@ public:
   explicit Runner(const Module &module) : module_(module) {}
 
   /// Runs `block` for every instance; args[i] is block argument i.
-  std::vector<PerInstance> runBlock(const Block &block, const Instances &instances,
-                                    std::vector<PerInstance> args) {
+  /// The values a block sees: its own, then its parent's (a control-flow
+  /// region captures what is defined above it; a manual_computation body has
+  /// no parent). With `select` set, the parent's values are seen through one
+  /// instance (a region run on each instance alone).
+  struct Scope {
     std::unordered_map<const Value *, PerInstance> values;
-    for (size_t i = 0; i < block.args.size(); ++i)
-      values[block.args[i].get()] = std::move(args.at(i));
-    auto lookup = [&](const Value *v, const Op *op) -> const PerInstance & {
+    const Scope *parent = nullptr;
+    int64_t select = -1;
+    std::unordered_map<const Value *, PerInstance> selected; // cache of the above
+
+    const PerInstance *find(const Value *v) {
       auto it = values.find(v);
-      if (it == values.end())
+      if (it != values.end())
+        return &it->second;
+      if (!parent)
+        return nullptr;
+      const PerInstance *outer = const_cast<Scope *>(parent)->find(v);
+      if (!outer || select < 0)
+        return outer;
+      auto [cached, added] = selected.try_emplace(v);
+      if (added)
+        cached->second = {outer->at(static_cast<size_t>(select))};
+      return &cached->second;
+    }
+  };
+
+  /// Runs `block` on `args` and gives what it returns.
+  std::vector<PerInstance> runBlock(const Block &block, const Instances &instances,
+                                    std::vector<PerInstance> args, Scope *parent = nullptr,
+                                    int64_t select = -1) {
+    Scope scope;
+    scope.parent = parent;
+    scope.select = select;
+    for (size_t i = 0; i < block.args.size(); ++i)
+      scope.values[block.args[i].get()] = std::move(args.at(i));
+    auto lookup = [&](const Value *v, const Op *op) -> const PerInstance & {
+      const PerInstance *found = scope.find(v);
+      if (!found)
         throw Error(fmt::format("internal error: %{} has no value", v ? v->name : "?"),
                     op ? op->loc : Loc{});
-      return it->second;
+      return *found;
     };
     for (const auto &op : block.ops) {
       std::vector<const PerInstance *> operands;
@@ -89,7 +120,8 @@ public:
         operands.push_back(&lookup(v, op.get()));
       std::vector<PerInstance> results;
       try {
-        results = runOp(*op, instances, operands);
+        results = isControlFlow(op->kind) ? runControlFlow(*op, instances, operands, scope)
+                                          : runOp(*op, instances, operands);
       } catch (const Error &e) {
         if (e.loc.known())
           throw;
@@ -97,7 +129,7 @@ public:
       }
       for (size_t r = 0; r < op->results.size(); ++r) {
         checkTypes(*op, *op->results[r], results.at(r));
-        values[op->results[r].get()] = std::move(results[r]);
+        scope.values[op->results[r].get()] = std::move(results[r]);
       }
     }
     std::vector<PerInstance> returned;
@@ -285,6 +317,111 @@ private:
       });
     }
     return out;
+  }
+
+  // ---- control flow -------------------------------------------------------------
+
+  /// A predicate's value on every instance; nullopt when they differ.
+  static std::optional<bool> uniform(const PerInstance &predicate) {
+    std::optional<bool> value;
+    for (const Tensor &t : predicate) {
+      bool b = t.intAt(0) != 0;
+      if (value && *value != b)
+        return std::nullopt;
+      value = b;
+    }
+    return value;
+  }
+
+  static bool hasCollective(const Op &op) {
+    bool found = false;
+    for (Block *region : op.regions())
+      walkOps(*region,
+              [&](Op &inner) { found |= opInfo(inner.kind).group == OpGroup::Collective; });
+    return found;
+  }
+
+  std::vector<PerInstance> runControlFlow(const Op &op, const Instances &instances,
+                                          const std::vector<const PerInstance *> &operands,
+                                          Scope &scope) {
+    std::vector<PerInstance> values;
+    for (const PerInstance *v : operands)
+      values.push_back(*v);
+    try {
+      return runControlFlowOn(op, instances, std::move(values), scope, -1);
+    } catch (const NotUniform &) {
+    }
+    // Devices disagree on a predicate: each takes its own path, which is
+    // sound only when no collective waits for the others.
+    if (hasCollective(op))
+      fail(op, "its predicate differs between devices, and a collective inside would wait "
+               "for devices that took another path (compute the predicate from replicated "
+               "values, or all_reduce it)");
+    std::vector<PerInstance> results(op.results.size());
+    for (size_t j = 0; j < instances.count(); ++j) {
+      Instances one;
+      one.mesh = instances.mesh;
+      one.manualAxes = instances.manualAxes;
+      one.coords.push_back(instances.coords[j]);
+      std::vector<PerInstance> mine;
+      for (const PerInstance *v : operands)
+        mine.push_back({v->at(j)});
+      std::vector<PerInstance> out =
+          runControlFlowOn(op, one, std::move(mine), scope, static_cast<int64_t>(j));
+      for (size_t r = 0; r < out.size(); ++r)
+        results[r].push_back(std::move(out[r].at(0)));
+    }
+    return results;
+  }
+
+  struct NotUniform {};
+
+  bool predicate(const Op &op, const PerInstance &p, bool perInstance) {
+    std::optional<bool> value = uniform(p);
+    if (!value) {
+      if (!perInstance)
+        throw NotUniform{};
+      fail(op, "predicate differs between devices");
+    }
+    return *value;
+  }
+
+  /// Runs `op` on `values` (its operands); `select` >= 0 when it runs on
+  /// that one instance of the enclosing values.
+  std::vector<PerInstance> runControlFlowOn(const Op &op, const Instances &instances,
+                                            std::vector<PerInstance> values, Scope &scope,
+                                            int64_t select) {
+    bool alone = select >= 0;
+    if (op.kind == OpKind::If) {
+      const Block &branch = predicate(op, values.at(0), alone) ? *op.body : *op.elseBody;
+      return runBlock(branch, instances, {}, &scope, select);
+    }
+    if (op.kind == OpKind::While) {
+      while (predicate(op, runBlock(*op.cond, instances, values, &scope, select).at(0), alone))
+        values = runBlock(*op.body, instances, std::move(values), &scope, select);
+      return values;
+    }
+    if (op.kind == OpKind::Call) {
+      // A call means inlining the callee: its body on the arguments.
+      const Function *callee = module_.findFunction(op.get(attrs::callee, ""));
+      if (!callee)
+        fail(op, "unknown function");
+      return runBlock(callee->body, instances, std::move(values));
+    }
+    int64_t lower = op.get(attrs::lower, 0), upper = op.get(attrs::upper, 0);
+    int64_t step = op.get(attrs::loopStep, 1);
+    for (int64_t i = lower; i < upper;) {
+      Tensor index(TensorType{{}, DType::I64});
+      index.setInt(0, static_cast<uint64_t>(i));
+      std::vector<PerInstance> args;
+      args.push_back(PerInstance(instances.count(), index));
+      for (PerInstance &v : values)
+        args.push_back(std::move(v));
+      values = runBlock(*op.body, instances, std::move(args), &scope, select);
+      if (__builtin_add_overflow(i, step, &i))
+        break;
+    }
+    return values;
   }
 
   const Module &module_;

@@ -6,6 +6,11 @@
 //     shardrt_redistribute (every rank takes part);
 //   - other top-level ops (a program without meshes) run on every rank;
 //   - @main's results are copied into the runtime's output buffers.
+//   - `for`, `while` and `if` (in a manual body, or at the top level of a
+//     program without meshes) are loops and branches of the kernel around
+//     the calls of their regions' ops (KernelControlFlow.cpp; their storage:
+//     KernelPlan.h). Their predicates must be the same on every rank (the
+//     partitioner replicates them), or collectives inside would deadlock.
 // Inside a block, each op is lowered by its family: elemental ops (fused
 // chains, Elemental*.cpp), contractions (Contraction*.cpp), collectives
 // (Collectives.cpp); every op is timed for --profile.

@@ -8,6 +8,10 @@
 //      returned values, operands and results of ops that are not elemental
 //      (contractions, collectives other than all_slice, manual_computation,
 //      sharding ops).
+//      A value read inside a region of a control-flow op (for, while, if)
+//      is materialized too: fused into a loop body it would be recomputed
+//      every iteration, and the region's ops are planned as a block of
+//      their own that reads it from memory.
 //   2. Materialize values read by more than one use (they would otherwise be
 //      computed once per use) and the results of reductions (each of their
 //      elements is a loop). A value with no use is not computed at all.
@@ -109,6 +113,21 @@ private:
 
   void materialize(const Value *v) { plan_.materialized.insert(v); }
 
+  /// Marks every value read inside `region` (its ops' operands and returned
+  /// values, nested regions included) that this block defines.
+  void materializeCaptured(const Block &region) {
+    for (const auto &op : region.ops) {
+      for (const Value *operand : op->operands)
+        if (defined_.count(operand))
+          materialize(operand);
+      for (const Block *nested : op->regions())
+        materializeCaptured(*nested);
+    }
+    for (const Value *v : region.returned)
+      if (defined_.count(v))
+        materialize(v);
+  }
+
   void countUses() {
     for (const auto &arg : block_.args)
       defined_.insert(arg.get());
@@ -129,6 +148,9 @@ private:
     for (const Value *v : block_.returned)
       materialize(v);
     for (const auto &op : block_.ops) {
+      if (op->kind != OpKind::ManualComputation)
+        for (const Block *region : op->regions())
+          materializeCaptured(*region);
       bool elemental = isElementalOp(op->kind);
       for (const Value *operand : op->operands)
         if (!elemental || !defined_.count(operand) || !operand->definingOp ||

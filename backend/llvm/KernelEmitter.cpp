@@ -169,6 +169,14 @@ void KernelEmitter::lowerBlock(const Block &block, bool topLevel) {
       k_->setFusion(&plan_.fusion(block));
     } else if (topLevel && op.kind == OpKind::Reshard) {
       lowerRedistribute(op);
+    } else if (op.kind == OpKind::For || op.kind == OpKind::While || op.kind == OpKind::If) {
+      if (op.kind == OpKind::For)
+        lowerFor(op, topLevel);
+      else if (op.kind == OpKind::While)
+        lowerWhile(op, topLevel);
+      else
+        lowerIf(op, topLevel);
+      k_->setFusion(&plan_.fusion(block));
     } else {
       lowerOp(op);
     }

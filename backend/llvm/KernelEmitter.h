@@ -52,6 +52,20 @@ private:
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);
   void lowerOp(const Op &op);
+  // Control flow (KernelControlFlow.cpp): branches and loops of the kernel
+  // function around the calls of the regions' ops.
+  void lowerFor(const Op &op, bool topLevel);
+  void lowerWhile(const Op &op, bool topLevel);
+  void lowerIf(const Op &op, bool topLevel);
+  /// Copies the whole storage of `from` into that of `to`.
+  void copyStorage(const Value *to, const Value *from);
+  /// A loop body's returned values into the carried storage.
+  void copyCarried(const Op &loop);
+  /// Continues emitting at the start of `block` (buffer pointers are made
+  /// again: one computed in another block may not dominate this one).
+  void startBlock(llvm::BasicBlock *block);
+  /// True when `v` (a materialized tensor<i1>) holds true.
+  llvm::Value *loadPredicate(const Value *v);
   void copyResults(llvm::Value *outputs);
   /// The profile label of `op`, e.g. "%h = matmul (mlp.shd:7)".
   int64_t profileId(const Op &op);

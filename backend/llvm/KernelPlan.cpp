@@ -94,8 +94,95 @@ void KernelPlan::define(const Value *v, const TensorType &local) {
 void KernelPlan::use(const Value *v) {
   const Value *s = storageOf(v);
   auto it = requests_.find(s);
-  if (it != requests_.end())
+  if (it != requests_.end()) {
     it->second.lastStep = std::max(it->second.lastStep, step_);
+    if (!loopReads_.empty())
+      loopReads_.back().push_back(s);
+  }
+}
+
+const Value *KernelPlan::copyTemporary(const Op &loop, size_t i) const {
+  auto it = temporaries_.find({&loop, i});
+  return it == temporaries_.end() ? nullptr : it->second.get();
+}
+
+const Value *KernelPlan::carriedStorage(const Op &loop, size_t i) {
+  return Op::carriedArgs(loop, *loop.body).at(i);
+}
+
+// Steps: the first (inits copied, index set), the cond region (while), the
+// branch on its predicate (while), the body, the last (the body's returned
+// values copied into the carried storage, the index advanced).
+void KernelPlan::planLoop(const Op &op, bool topLevel) {
+  const int64_t first = step_;
+  std::vector<Value *> carried = Op::carriedArgs(op, *op.body);
+  for (const Value *init : op.operands)
+    use(init);
+  for (const auto &arg : op.body->args)
+    define(arg.get(), topLevel ? localTypeOf(program_, *arg) : arg->type);
+  if (op.cond)
+    for (size_t i = 0; i < op.cond->args.size() && i < carried.size(); ++i)
+      alias_[op.cond->args[i].get()] = carried[i];
+  for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i)
+    alias_[op.results[i].get()] = carried[i];
+
+  loopReads_.emplace_back();
+  if (op.cond) {
+    planBlock(*op.cond, topLevel);
+    ++step_; // the branch
+    for (const Value *p : op.cond->returned)
+      use(p);
+  }
+  planBlock(*op.body, topLevel);
+  ++step_; // the copies into the carried storage
+  const Block &body = *op.body;
+  for (size_t i = 0; i < body.returned.size() && i < carried.size(); ++i) {
+    use(body.returned[i]);
+    const Value *source = storageOf(body.returned[i]);
+    bool otherCarried = false;
+    for (size_t j = 0; j < carried.size(); ++j)
+      otherCarried |= j != i && source == carried[j];
+    if (!otherCarried)
+      continue;
+    auto temporary = std::make_unique<Value>();
+    temporary->name = carried[i]->name + ".next";
+    temporary->type = localTypes_.at(carried[i]);
+    define(temporary.get(), temporary->type);
+    temporaries_[{&op, i}] = std::move(temporary);
+  }
+  const int64_t last = step_;
+  for (const auto &arg : op.body->args)
+    requests_.at(arg.get()).lastStep = std::max(requests_.at(arg.get()).lastStep, last);
+
+  // What the loop reads from before it is read again by the next iteration.
+  std::vector<const Value *> reads = std::move(loopReads_.back());
+  loopReads_.pop_back();
+  for (const Value *s : reads) {
+    BufferRequest &r = requests_.at(s);
+    if (r.firstStep < first)
+      r.lastStep = std::max(r.lastStep, last);
+    if (!loopReads_.empty())
+      loopReads_.back().push_back(s);
+  }
+}
+
+// Steps: the first (the predicate read), the then-branch, its copies into
+// the results, the else-branch, its copies.
+void KernelPlan::planIf(const Op &op, bool topLevel) {
+  for (const Value *p : op.operands)
+    use(p);
+  for (const auto &result : op.results)
+    define(result.get(), topLevel ? localTypeOf(program_, *result) : result->type);
+  for (const Block *branch : {op.body.get(), op.elseBody.get()}) {
+    if (!branch)
+      continue;
+    planBlock(*branch, topLevel);
+    ++step_;
+    for (const Value *v : branch->returned)
+      use(v);
+  }
+  for (const auto &result : op.results)
+    requests_.at(result.get()).lastStep = std::max(requests_.at(result.get()).lastStep, step_);
 }
 
 void KernelPlan::useLeaves(const Value *v, const FusionPlan &plan) {
@@ -120,6 +207,14 @@ void KernelPlan::planBlock(const Block &block, bool topLevel) {
       planBlock(*op.body, /*topLevel=*/false);
       for (size_t i = 0; i < op.results.size() && i < op.body->returned.size(); ++i)
         alias_[op.results[i].get()] = op.body->returned[i];
+      continue;
+    }
+    if (op.kind == OpKind::For || op.kind == OpKind::While) {
+      planLoop(op, topLevel);
+      continue;
+    }
+    if (op.kind == OpKind::If) {
+      planIf(op, topLevel);
       continue;
     }
     if (!topLevel && (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard)) {

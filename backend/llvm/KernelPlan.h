@@ -12,6 +12,17 @@
 // a storage @main returns is the runtime's output buffer of that result (it is
 // written there, not copied there at the end); every other storage lives in
 // the arena.
+//
+// Control flow (for, while, if): a loop's carried values have storage of
+// their own (the body's arguments; a while's cond arguments and the loop's
+// results alias them), written from the inits at the loop's first step and
+// live until its last step, where the body's returned values are copied into
+// them. A `for` index is an i64 in storage of its own. Values defined before
+// a loop and read inside it stay live until the loop's last step (the next
+// iteration reads them again). An `if`'s results have storage of their own,
+// live from the if's first step, which each branch's last step writes. A
+// region's ops get steps in execution order (a while's cond before its body,
+// an if's then-branch before its else-branch).
 #pragma once
 
 #include "backend/llvm/BufferPlan.h"
@@ -40,6 +51,13 @@ public:
   int64_t arenaBytes() const { return arena_.bytes; }
   /// The local (per-device, padded) type each stored value has.
   const TensorType &localType(const Value *v) const { return localTypes_.at(storageOf(v)); }
+  /// Where the copy of a loop body's `i`th returned value goes first when it
+  /// is another carried value (`return %b, %a`): a temporary of its own, so
+  /// the copies into the carried storage read values not yet overwritten.
+  /// Null when the returned value is copied directly.
+  const Value *copyTemporary(const Op &loop, size_t i) const;
+  /// The storage a loop's `i`th carried value lives in (the body's argument).
+  static const Value *carriedStorage(const Op &loop, size_t i);
 
 private:
   const shardc::Module &program_;
@@ -53,6 +71,9 @@ private:
   std::map<const Value *, int64_t> offsets_;
   ArenaPlan arena_;
   int64_t step_ = 0;
+  /// The storages read in each loop being planned, innermost last.
+  std::vector<std::vector<const Value *>> loopReads_;
+  std::map<std::pair<const Op *, size_t>, std::unique_ptr<Value>> temporaries_;
 
   void planBlock(const Block &block, bool topLevel);
   void placeResultsInOutputs(const Block &body);
@@ -60,6 +81,8 @@ private:
   void use(const Value *v);
   /// The stored values an op reads: through fused operands to their leaves.
   void useLeaves(const Value *v, const FusionPlan &plan);
+  void planLoop(const Op &op, bool topLevel);
+  void planIf(const Op &op, bool topLevel);
 };
 
 /// The per-device type of a top-level value: its global type split by its

@@ -1,4 +1,4 @@
-// Finding libshardrt and linking with the system compiler.
+// Finding libshardrt and linking with the system C++ compiler.
 #include "backend/llvm/Link.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -59,16 +59,13 @@ std::optional<RuntimeLocation> findRuntime(std::string &error) {
 
 std::vector<std::string> linkCommand(const std::string &object, const std::string &output,
                                      const RuntimeLocation &runtime) {
-  // MPICH's wrapper around the C++ compiler shardc was built with: the
-  // runtime is C++ inside, and a sanitizer build's runtime needs the same
-  // compiler's sanitizer libraries.
-  std::vector<std::string> argv = {SHARDC_MPI_C_COMPILER,
-                                   "-cc=" SHARDC_LINK_CXX_COMPILER,
-                                   object,
-                                   "-o",
-                                   output,
-                                   "-L" + runtime.libraryDir,
-                                   "-lshardrt"};
+  // The C++ compiler shardc was built with: libshardrt.a is C++ inside (its
+  // loader picks libshardrt-mpich.so or libshardrt-openmpi.so at start-up and
+  // finds it through the RUNPATH set here), and a sanitizer build's runtime
+  // needs the same compiler's sanitizer libraries. No MPI at link time.
+  std::vector<std::string> argv = {
+      SHARDC_LINK_CXX_COMPILER,           object,      "-o",  output, "-L" + runtime.libraryDir,
+      "-Wl,-rpath," + runtime.libraryDir, "-lshardrt", "-ldl"};
   auto addFlags = [&argv](std::string_view flags) {
     while (!flags.empty()) {
       size_t space = flags.find(' ');

@@ -1,6 +1,6 @@
 // Linking a compiled program into an executable: where libshardrt is (the
 // build tree or an installed prefix) and the system compiler's link line
-// (MPICH's wrapper, pinned; OpenBLAS; glibc's libmvec).
+// (the C++ compiler, with a RUNPATH to the runtime; OpenBLAS; glibc's libmvec).
 #pragma once
 
 #include <optional>

@@ -118,3 +118,30 @@ def trivial(ranks):
         + f"func @main(%a: {t} {split}) -> {t} {split} {{\n"
         + "  %r = add %a, %a\n  return %r\n}\n"
     )
+
+
+def loop_layer(n, model, iterations, ranks, unrolled):
+    """`iterations` steps of h <- tanh(0.5 * h W) with h split by rows and W
+    replicated (no collective in the step): as a `for` loop carrying h, or
+    the same body written out `iterations` times. The loop should cost no
+    more than the unrolled copy."""
+    h = _tensor([n, model], "f32")
+    w = _tensor([model, model], "f32")
+    rows = 'sharding<@mesh, [{"x"}, {}]>'
+    head = (_mesh(ranks) + f"func @main(%x: {h} {rows}, %w: {w}) -> {h} {rows} {{\n"
+            + "  %half = constant dense<0.5> : tensor<f32>\n")
+
+    def step(src, dst, indent):
+        return (f"{indent}%m_{dst} = matmul {src}, %w\n"
+                f"{indent}%s_{dst} = mul %m_{dst}, %half\n"
+                f"{indent}%h_{dst} = tanh %s_{dst}\n")
+
+    if unrolled:
+        body, prev = "", "%x"
+        for i in range(iterations):
+            body += step(prev, i, "  ")
+            prev = f"%h_{i}"
+        return head + body + f"  return {prev}\n}}\n"
+    return (head + f"  %y = for %i = 0 to {iterations} carry(%h = %x) {{\n"
+            + step("%h", "next", "    ") + "    return %h_next\n"
+            + f"  }} : {h}\n  return %y\n}}\n")

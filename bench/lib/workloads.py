@@ -316,6 +316,30 @@ def startup(b):
     return results
 
 
+def loop(b):
+    """A `for` loop against the same body unrolled (issue 18): the loop adds
+    no per-iteration cost beyond its body."""
+    c = b.config["loop"]
+    ranks, n, model, iters = c["ranks"], c["rows"], c["model"], c["iterations"]
+    looped = b.build("loop_for", programs.loop_layer(n, model, iters, ranks, False))
+    unrolled = b.build("loop_unrolled", programs.loop_layer(n, model, iters, ranks, True))
+    if b.smoke:
+        b.check(looped, ranks, "loop_for")
+        b.check(unrolled, ranks, "loop_unrolled")
+    got = in_rounds(c["rounds"], {
+        "loop": lambda: b.profile_once(looped, ranks, c["repeats"]),
+        "unrolled": lambda: b.profile_once(unrolled, ranks, c["repeats"]),
+    })
+    pl, pu = median_profile(got["loop"]), median_profile(got["unrolled"])
+    case = (f"{iters} x tanh(0.5 h W), h {n}x{model} split by rows, f32, {ranks} ranks")
+    result = Result("for loop vs unrolled", case,
+                    f"{pl.run_median * 1e3:.1f} ms ({pl.spread()})",
+                    f"unrolled: {pu.run_median * 1e3:.1f} ms ({pu.spread()})",
+                    pu.run_median / pl.run_median, 0.95, profile=pl)
+    b.log(f"loop: {result.ratio:.2f}x unrolled")
+    return [result]
+
+
 WORKLOADS = {
     "matmul": gemm,
     "mlp": mlp,
@@ -323,4 +347,5 @@ WORKLOADS = {
     "reshard": collectives,
     "compile": compile_time,
     "startup": startup,
+    "loop": loop,
 }

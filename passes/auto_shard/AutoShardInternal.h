@@ -80,11 +80,17 @@ private:
 /// A node of the strategy graph: a parameter or an op of @main.
 struct GraphNode {
   Value *value = nullptr; // the parameter or the op's result
-  Op *op = nullptr;       // null for a parameter
+  Op *op = nullptr;       // null for a parameter, a loop result or region argument
   std::vector<Strategy> strategies;
   int follows = -1;
   int step = 0;
+  /// How many times it runs: 1, or inside loops the product of their trip
+  /// counts (a `while` counts kWhileTrips).
+  double weight = 1;
 };
+
+/// The trip count a `while` is priced with: its real one is unknown.
+constexpr double kWhileTrips = 8;
 
 /// An operand use: node `to`'s operand `operand` is node `from`'s value.
 struct GraphEdge {

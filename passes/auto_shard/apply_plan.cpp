@@ -53,16 +53,7 @@ public:
         reportNode(node, s);
     }
     Block &body = graph_.main->body;
-    std::vector<std::unique_ptr<Op>> ops;
-    for (auto &op : body.ops) {
-      auto it = graph_.nodeOf.find(op->results.empty() ? nullptr : op->result());
-      // A sharding_constraint reshards its operand itself.
-      bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
-      if (it != graph_.nodeOf.end() && graph_.nodes[it->second].op == op.get() && !constraint)
-        reshardOperands(*op, it->second, ops);
-      ops.push_back(std::move(op));
-    }
-    body.ops = std::move(ops);
+    applyBlock(body);
     Function &main = *graph_.main;
     for (size_t k = 0; k < main.results.size() && k < body.returned.size(); ++k)
       if (!main.results[k].sharding && body.returned[k]->sharding)
@@ -70,6 +61,25 @@ public:
   }
 
 private:
+  /// Inserts the constraints `block`'s ops need, in loop regions too (each
+  /// in the region of its consumer: the partitioner hoists what is
+  /// loop-invariant).
+  void applyBlock(Block &block) {
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : block.ops) {
+      auto it = graph_.nodeOf.find(op->results.size() == 1 ? op->result() : nullptr);
+      // A sharding_constraint reshards its operand itself.
+      bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+      if (it != graph_.nodeOf.end() && graph_.nodes[it->second].op == op.get() && !constraint)
+        reshardOperands(*op, it->second, ops, block);
+      if (op->kind == OpKind::For || op->kind == OpKind::While)
+        for (Block *region : op->regions())
+          applyBlock(*region);
+      ops.push_back(std::move(op));
+    }
+    block.ops = std::move(ops);
+  }
+
   const Strategy &chosen(int n) const { return graph_.nodes[n].strategies[choice_[n]]; }
 
   static Attribute shardingAttr(const Sharding &s) {
@@ -87,7 +97,8 @@ private:
     }
   }
 
-  void reshardOperands(Op &op, int consumer, std::vector<std::unique_ptr<Op>> &ops) {
+  void reshardOperands(Op &op, int consumer, std::vector<std::unique_ptr<Op>> &ops,
+                       const Block &block) {
     const Strategy &s = chosen(consumer);
     for (const GraphEdge &edge : graph_.edges) {
       if (edge.to != consumer)
@@ -97,7 +108,8 @@ private:
       const Sharding &want = s.operands[edge.operand];
       if (sameLayout(have, want, pricer_.meshOf(want)))
         continue;
-      std::string key = value->name + "|" + want.str();
+      std::string key =
+          fmt::format("{}|{}|{}", static_cast<const void *>(&block), value->name, want.str());
       auto it = inserted_.find(key);
       if (it == inserted_.end()) {
         auto c = std::make_unique<Op>();

@@ -14,11 +14,23 @@
 //    filters them (open dims) or fixes the result (closed: priced as the
 //    reshard from the computed layout, as partition does).
 // 3. Strategies with the same operand and result layouts: the cheapest.
-// 4. Liveness: parameters from step 0, op k at step k+1, each value to the
-//    step of its last user (returned values to the end).
+// 4. Loops (for, while): each carried value's region arguments and loop
+//    result follow its init's node (one layout around the loop, as the
+//    partitioner keeps it); the regions' ops are nodes whose costs count
+//    once per iteration (a for's trip count, a while's kWhileTrips), as do
+//    edges between them and the back edge (the body's returned value to the
+//    carried layout); an edge from outside the loop counts once (the
+//    partitioner hoists that reshard). An `if` and its branches are left to
+//    propagation.
+// 5. Liveness: parameters from step 0, op k at step k+1 (a loop's region
+//    values at the loop's step), each value to the step of its last user
+//    (returned values to the end).
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
+
+#include <algorithm>
+#include <functional>
 
 namespace shardc::autoshard {
 namespace {
@@ -80,7 +92,7 @@ public:
     for (auto &arg : body.args)
       addParameter(*arg);
     for (size_t k = 0; k < body.ops.size(); ++k)
-      addOp(*body.ops[k], static_cast<int>(k) + 1);
+      visit(*body.ops[k], static_cast<int>(k) + 1, 1.0);
     priceWrittenResults();
     makeProblem(options);
     return std::move(graph_);
@@ -117,6 +129,74 @@ private:
     }
     addNode(arg, nullptr, std::move(all), 0, -1);
   }
+
+  /// Adds `op` (run `weight` times) at `step`.
+  void visit(Op &op, int step, double weight) {
+    if (op.kind == OpKind::For || op.kind == OpKind::While) {
+      addLoop(op, step, weight);
+      return;
+    }
+    size_t before = graph_.nodes.size();
+    addOp(op, step);
+    for (size_t n = before; n < graph_.nodes.size(); ++n)
+      graph_.nodes[n].weight = weight;
+  }
+
+  static double tripCount(const Op &loop) {
+    if (loop.kind == OpKind::While)
+      return kWhileTrips;
+    int64_t lower = loop.get(attrs::lower, 0), upper = loop.get(attrs::upper, 0);
+    int64_t step = std::max<int64_t>(1, loop.get(attrs::loopStep, 1));
+    return upper > lower ? static_cast<double>((upper - lower - 1) / step + 1) : 0.0;
+  }
+
+  /// A node for `value` that takes the layout of node `leader`.
+  void addFollower(Value &value, int leader, int step, double weight) {
+    std::vector<Strategy> all;
+    for (const Strategy &l : graph_.nodes[leader].strategies) {
+      Strategy s;
+      s.result = s.computed = l.result;
+      all.push_back(s);
+    }
+    int n = addNode(value, nullptr, std::move(all), step, leader);
+    graph_.nodes[n].weight = weight;
+  }
+
+  void addLoop(Op &loop, int step, double weight) {
+    for (const Value *init : loop.operands)
+      if (!graph_.nodeOf.count(init)) {
+        graph_.opaque.push_back(&loop); // left to propagation, regions and all
+        return;
+      }
+    double inner = weight * tripCount(loop);
+    for (size_t i = 0; i < loop.operands.size(); ++i) {
+      int leader = graph_.nodeOf.at(loop.operands[i]);
+      for (Block *region : loop.regions()) {
+        std::vector<Value *> args = Op::carriedArgs(loop, *region);
+        if (i < args.size())
+          addFollower(*args[i], leader, step, inner);
+      }
+      if (i < loop.results.size())
+        addFollower(*loop.results[i], leader, step, weight);
+    }
+    for (Block *region : loop.regions())
+      for (auto &op : region->ops)
+        visit(*op, step, inner);
+    // The back edge: what the body returns is resharded to the carried
+    // layout at the end of every iteration.
+    std::vector<Value *> args = Op::carriedArgs(loop, *loop.body);
+    for (size_t i = 0; i < args.size() && i < loop.body->returned.size(); ++i) {
+      auto from = graph_.nodeOf.find(loop.body->returned[i]);
+      if (from != graph_.nodeOf.end())
+        backEdges_.push_back({from->second, graph_.nodeOf.at(args[i]), inner});
+    }
+  }
+
+  struct BackEdge {
+    int from, to;
+    double weight;
+  };
+  std::vector<BackEdge> backEdges_;
 
   void addOp(Op &op, int step) {
     if (op.results.size() != 1) {
@@ -252,15 +332,24 @@ private:
                          : std::nullopt;
     p.timeLimitSeconds = options.timeLimitSeconds;
     std::map<const Value *, int> lastUse;
+    std::function<void(const Op &, int)> uses = [&](const Op &op, int step) {
+      for (const Value *v : op.operands)
+        lastUse[v] = step;
+      for (Block *region : op.regions()) {
+        for (const auto &inner : region->ops)
+          uses(*inner, step);
+        for (const Value *v : region->returned)
+          lastUse[v] = step;
+      }
+    };
     for (size_t k = 0; k < body.ops.size(); ++k)
-      for (const Value *v : body.ops[k]->operands)
-        lastUse[v] = static_cast<int>(k) + 1;
+      uses(*body.ops[k], static_cast<int>(k) + 1);
     for (const Value *v : body.returned)
       lastUse[v] = p.numSteps - 1;
     for (const GraphNode &node : graph_.nodes) {
       ProblemNode pn;
       for (const Strategy &s : node.strategies) {
-        pn.cost.push_back(s.compute + s.communication + s.toWrittenResult);
+        pn.cost.push_back((s.compute + s.communication + s.toWrittenResult) * node.weight);
         pn.memory.push_back(s.memory);
       }
       pn.liveStart = node.step;
@@ -278,15 +367,31 @@ private:
         if (it == graph_.nodeOf.end())
           continue;
         const GraphNode &producer = graph_.nodes[it->second];
+        // A reshard of a value from outside a loop is hoisted: it runs as
+        // often as the producer, not the consumer.
+        double weight = std::min(producer.weight, consumer.weight);
         ProblemEdge edge{it->second, static_cast<int>(v), {}};
         for (const Strategy &from : producer.strategies)
           for (const Strategy &to : consumer.strategies)
-            edge.cost.push_back(pricer_.time(
-                pricer_.plan(producer.value->type, from.result, {}, "sum", to.operands[i]),
-                producer.value->type.dtype));
+            edge.cost.push_back(weight *
+                                pricer_.time(pricer_.plan(producer.value->type, from.result, {},
+                                                          "sum", to.operands[i]),
+                                             producer.value->type.dtype));
         graph_.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
         p.edges.push_back(std::move(edge));
       }
+    }
+    for (const BackEdge &back : backEdges_) {
+      const GraphNode &producer = graph_.nodes[back.from];
+      const GraphNode &carried = graph_.nodes[back.to];
+      ProblemEdge edge{back.from, back.to, {}};
+      for (const Strategy &from : producer.strategies)
+        for (const Strategy &to : carried.strategies)
+          edge.cost.push_back(
+              back.weight *
+              pricer_.time(pricer_.plan(producer.value->type, from.result, {}, "sum", to.result),
+                           producer.value->type.dtype));
+      p.edges.push_back(std::move(edge));
     }
   }
 

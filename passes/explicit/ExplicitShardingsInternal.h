@@ -57,16 +57,18 @@ std::string reshardNote(const Value &value, const Sharding &sharding);
 /// unary, convert, binary and select, matmul and einsum, reduce_*,
 /// transpose, broadcast, concat, slice and pad. Every operand has a sharding.
 /// A written out_sharding on the result resolves ambiguities (conflicting
-/// operand dims, an axis named twice, contracting dims sharded on one or
-/// both sides) and is returned; operand constraints (a size-1 broadcast dim,
-/// a concatenated, sliced or padded dim, or contracting dims sharded
-/// differently must not be sharded; one mesh) are errors either way.
+/// operand dims, batch dims sharded differently, an axis named twice,
+/// contracting dims sharded on both sides) and is returned, whatever the
+/// contracting dims; operand constraints (a size-1 broadcast dim must not be
+/// sharded; one mesh) are errors either way. Concatenated, sliced and padded
+/// dims pass their sharding through (shardc's choice; JAX rejects them).
 /// Reports and returns nullopt on error.
 std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags);
 
-/// Result sharding of a reshape (the seed's rule: strip size-1 dims, then a
-/// single split or merge of unsharded dims, else an out_sharding is needed).
-/// Reports and returns nullopt on error.
-std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags);
+/// Result sharding of a reshape (JAX's rule: size-1 dims stripped, then a
+/// single split or merge whose axes fit the result dims; an unsharded
+/// operand always gives an unsharded result). Reports and returns nullopt
+/// when an out_sharding is needed.
+std::optional<Sharding> inferReshape(const Op &op, const Module &module, DiagnosticEngine &diags);
 
 } // namespace shardc::explicit_shardings

@@ -72,8 +72,8 @@ private:
       walkOps(b, [&](Op &op) {
         for (auto &r : op.results)
           checkClosed(r->sharding, valueName(*r));
-        if (op.body)
-          for (auto &arg : op.body->args)
+        for (Block *region : op.regions())
+          for (auto &arg : region->args)
             checkClosed(arg->sharding, valueName(*arg));
         for (const NamedAttribute &a : op.attrs)
           for (size_t i = 0; i < a.value.shardings.size(); ++i)
@@ -192,7 +192,8 @@ private:
       result = inferFactorOp(op, diags_);
       break;
     case OpGroup::Shape:
-      result = op.kind == OpKind::Reshape ? inferReshape(op, diags_) : inferFactorOp(op, diags_);
+      result = op.kind == OpKind::Reshape ? inferReshape(op, module_, diags_)
+                                          : inferFactorOp(op, diags_);
       break;
     case OpGroup::Creation:
       result = nullary(op);
@@ -206,6 +207,9 @@ private:
       else
         axesRegion(op);
       return;
+    case OpGroup::ControlFlow:
+      controlFlow(op);
+      return;
     case OpGroup::Collective:
       result = collective(op);
       break;
@@ -213,6 +217,81 @@ private:
     if (result && !op.results.empty()) {
       result->replicated.clear();
       op.result()->sharding = std::move(*result);
+    }
+  }
+
+  /// for / while / if (calls are inlined before): a carried value has one
+  /// sharding, its init's, or the loop result's when written (then the init
+  /// must match); each region returns exactly it. An `if` result is its
+  /// written sharding, else the then-branch's; both branches must return it.
+  /// Each mismatch is an error whose note writes the reshard that fixes it.
+  void controlFlow(Op &op) {
+    std::vector<Sharding> carried;
+    bool ok = true;
+    if (op.kind != OpKind::If) {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        Value &init = *op.operands[i];
+        const std::optional<Sharding> &written =
+            i < op.results.size() ? op.results[i]->sharding : std::nullopt;
+        carried.push_back(written ? *written : *init.sharding);
+        if (!written || sameSharding(*written, *init.sharding))
+          continue;
+        Loc loc = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
+        diags_
+            .error(loc, fmt::format("{} - init {} of carried value {} is sharded {}, the loop "
+                                    "result {}",
+                                    op.name(), valueName(init), i, printSharding(*init.sharding),
+                                    printSharding(*written)))
+            .note(Loc{}, "a carried value keeps one sharding; reshard the init, e.g. " +
+                             exampleReshard(init, *written));
+        ok = false;
+      }
+      if (!ok)
+        return;
+      for (Block *region : op.regions()) {
+        std::vector<Value *> args = Op::carriedArgs(op, *region);
+        for (size_t i = 0; i < args.size() && i < carried.size(); ++i)
+          args[i]->sharding = carried[i];
+        if (op.kind == OpKind::For && region->args.size() > args.size()) {
+          Value &index = *region->args.front();
+          if (auto mesh = meshFor(op.loc, "for", "write shardings on the carried values"))
+            index.sharding = Sharding::replicatedOn(*mesh, 0);
+        }
+        block(*region);
+      }
+      checkRegionReturns(op, *op.body, carried, "the body");
+    } else {
+      block(*op.body);
+      block(*op.elseBody);
+      for (size_t i = 0; i < op.results.size(); ++i) {
+        const Value *then = i < op.body->returned.size() ? op.body->returned[i] : nullptr;
+        if (op.results[i]->sharding)
+          carried.push_back(*op.results[i]->sharding);
+        else if (then && then->sharding)
+          carried.push_back(*then->sharding);
+        else
+          return;
+      }
+      checkRegionReturns(op, *op.body, carried, "the then branch");
+      checkRegionReturns(op, *op.elseBody, carried, "the else branch");
+    }
+    for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i)
+      op.results[i]->sharding = carried[i];
+  }
+
+  void checkRegionReturns(const Op &op, const Block &region, const std::vector<Sharding> &want,
+                          const char *what) {
+    for (size_t i = 0; i < region.returned.size() && i < want.size(); ++i) {
+      const Value *v = region.returned[i];
+      if (!v || !v->sharding || sameSharding(*v->sharding, want[i]))
+        continue;
+      Loc loc = i < region.returnedLocs.size() ? region.returnedLocs[i] : region.returnLoc;
+      diags_
+          .error(loc, fmt::format("{} - {} returns {} sharded {} for {} {}, which is {}", op.name(),
+                                  what, valueName(*v), printSharding(*v->sharding),
+                                  op.kind == OpKind::If ? "result" : "carried value", i,
+                                  printSharding(want[i])))
+          .note(Loc{}, "reshard before returning, e.g. " + exampleReshard(*v, want[i]));
     }
   }
 

@@ -13,8 +13,11 @@
 //      replicated along them. A contracting dim of matmul/einsum (JAX's
 //      dot_general): sharded on one side only is legal (the result takes the
 //      batch and free dims; the partitioner gathers); sharded on both sides
-//      is ambiguous and needs an out_sharding, which is accepted as given;
-//   3. permutation (concat's dim, sliced or padded dims): must be unsharded.
+//      is ambiguous and needs an out_sharding, which is accepted as given.
+//      Batch dims sharded differently are an error ("batch");
+//   3. permutation (concat's dim, sliced or padded dims): like pass-through
+//      (shardc's choice; JAX rejects a sharded one). A sliced or padded dim
+//      keeps the operand's axes over the new size (blocks padded, masked).
 // An operand dim without a factor (size 1, broadcast) must be replicated
 // (ONNX). The result takes its dims' factors' shardings; naming an axis twice
 // is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}] -> [{"x"}, {}].
@@ -33,19 +36,6 @@ struct FactorUse {
   size_t dim;
   const DimSharding *sharding;
 };
-
-const char *permutationVerb(OpKind kind) {
-  switch (kind) {
-  case OpKind::Concat:
-    return "concatenated";
-  case OpKind::Slice:
-    return "sliced";
-  case OpKind::Pad:
-    return "padded";
-  default:
-    return "moved";
-  }
-}
 
 class FactorInference {
 public:
@@ -161,6 +151,9 @@ private:
     switch (rule_.factorKinds[f]) {
     case FactorKind::PassThrough:
     case FactorKind::NeedReplication:
+    case FactorKind::Permutation:
+      // Concatenated, sliced and padded dims too (shardc's choice; JAX
+      // rejects them): the partitioner pads and masks the uneven blocks.
       if (other && !ambiguous_) {
         ambiguous_ = true;
         conflict_[0] = *first;
@@ -168,20 +161,6 @@ private:
         conflictDim_ = resultDimOf(f);
       }
       return *first->sharding;
-    case FactorKind::Permutation:
-      for (const FactorUse &use : uses) {
-        if (use.sharding->axes.empty())
-          continue;
-        const Sharding &s = operandSharding(use.operand);
-        diags_
-            .error(op_.loc,
-                   fmt::format("{} - {} dim {} must be unsharded: operand {} {}", op_.name(),
-                               permutationVerb(op_.kind), use.dim, use.operand, printSharding(s)))
-            .note(Loc{}, reshardNote(*op_.operands[use.operand], withDim(s, use.dim, closedDim())));
-        failed_ = true;
-        break; // one error per op: the first operand that shards the dim
-      }
-      return closedDim();
     case FactorKind::Reduction:
       break;
     }
@@ -267,24 +246,70 @@ std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags) {
   return FactorInference(op, *rule, diags).run();
 }
 
-// reshape (the seed's "reshape" paragraph): strip the size-1 dims, which
-// cannot be sharded, then compare what is left. Equal shapes pass every dim
-// through; one operand dim split into adjacent result dims, or adjacent
-// operand dims merged into one, is fine when those dims are unsharded (they
-// stay unsharded, the other dims keep their shardings). Anything else, or a
-// sharded split/merge, needs an out_sharding.
-// Example: 8x6 [{"x"}, {}] -> 8x2x3 gives [{"x"}, {}, {}]; -> 4x12 is an error.
-std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags) {
+namespace {
+
+/// JAX's split_partitions: hands `axes` (major to minor) to result dims of
+/// `sizes`, each dim taking axes while it has a factor left that the next
+/// axis divides. nullopt when an axis doesn't divide what is left of its dim,
+/// or axes are left over.
+std::optional<std::vector<DimSharding>> distributeAxes(const std::vector<AxisRef> &axes,
+                                                       const std::vector<int64_t> &sizes,
+                                                       const Mesh &mesh) {
+  std::vector<DimSharding> dims;
+  size_t next = 0;
+  for (int64_t left : sizes) {
+    std::vector<AxisRef> taken;
+    while (left > 1 && next < axes.size()) {
+      const MeshAxis *full = mesh.findAxis(axes[next].name);
+      int64_t size = full ? axes[next].effectiveSize(full->size) : 0;
+      if (size < 1 || left % size != 0)
+        return std::nullopt;
+      left /= size;
+      taken.push_back(axes[next++]);
+    }
+    dims.push_back(closedDim(std::move(taken)));
+  }
+  if (next != axes.size())
+    return std::nullopt;
+  return dims;
+}
+
+} // namespace
+
+// reshape, as JAX's sharding rule: an unsharded operand gives an unsharded
+// result. Otherwise strip the size-1 dims (a size-1 result dim is unsharded,
+// or keeps the sharding of a size-1 operand dim at the same index), then
+// compare what is left. Equal shapes pass every dim through. One operand
+// dim split into adjacent result dims hands its axes, major to minor, to the
+// result dims that they divide (8 [{"x"}] -> 2x4 gives [{"x"}, {}] when x=2).
+// Adjacent operand dims merged into one flatten their axes onto it, when no
+// unsharded merged dim comes before a sharded one and the axes divide the
+// merged size (4x6 [{"x"}, {}] -> 24 gives [{"x"}]). The dims outside the
+// split/merge keep their shardings. Anything else needs an out_sharding.
+std::optional<Sharding> inferReshape(const Op &op, const Module &module, DiagnosticEngine &diags) {
   const Value &in = *op.operands[0];
   const Value &out = *op.result();
   const Sharding &s = *in.sharding;
+  if (out.sharding)
+    return out.sharding;
+  std::vector<DimSharding> dims(out.type.shape.size(), closedDim());
+  bool sharded = false;
+  for (const DimSharding &dim : s.dims)
+    sharded |= !dim.axes.empty();
+  const Mesh *mesh = module.findMesh(s.meshName);
+  if (!sharded || !mesh)
+    return makeSharding(s.meshName, std::move(dims));
+
   std::vector<size_t> inDims, outDims;
   for (size_t d = 0; d < in.type.shape.size(); ++d)
     if (in.type.shape[d] != 1)
       inDims.push_back(d);
-  for (size_t d = 0; d < out.type.shape.size(); ++d)
+  for (size_t d = 0; d < out.type.shape.size(); ++d) {
     if (out.type.shape[d] != 1)
       outDims.push_back(d);
+    else if (d < in.type.shape.size() && in.type.shape[d] == 1)
+      dims[d] = closedDim(s.dims[d].axes);
+  }
   auto inSize = [&](size_t k) { return in.type.shape[inDims[k]]; };
   auto outSize = [&](size_t k) { return out.type.shape[outDims[k]]; };
   size_t prefix = 0;
@@ -298,18 +323,15 @@ std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags) {
   size_t outMiddle = outDims.size() - prefix - suffix;
 
   // The dims outside the split/merge keep their shardings.
-  std::vector<DimSharding> dims(out.type.shape.size(), closedDim());
   for (size_t k = 0; k < prefix; ++k)
     dims[outDims[k]] = closedDim(s.dims[inDims[k]].axes);
   for (size_t k = 0; k < suffix; ++k)
     dims[outDims[outDims.size() - 1 - k]] = closedDim(s.dims[inDims[inDims.size() - 1 - k]].axes);
-  Sharding result = makeSharding(s.meshName, std::move(dims));
-  if (out.sharding)
-    return out.sharding;
+  Sharding result = makeSharding(s.meshName, dims);
 
-  bool splitOrMerge = (inMiddle == 0 && outMiddle == 0) || (inMiddle == 1 && outMiddle >= 2) ||
-                      (inMiddle >= 2 && outMiddle == 1);
-  if (!splitOrMerge) {
+  bool split = inMiddle == 1 && outMiddle >= 2;
+  bool merge = inMiddle >= 2 && outMiddle == 1;
+  if (!split && !merge && (inMiddle != 0 || outMiddle != 0)) {
     diags
         .error(op.loc, fmt::format("reshape - neither a single split nor a single merge of "
                                    "dims, the result sharding needs an out_sharding: {} to {}, "
@@ -318,22 +340,44 @@ std::optional<Sharding> inferReshape(const Op &op, DiagnosticEngine &diags) {
         .note(Loc{}, outShardingNote(op, result));
     return std::nullopt;
   }
+  if (!split && !merge)
+    return result;
+
+  // The merged (or split) operand dims' axes, major to minor; a sharded dim
+  // after an unsharded one can't be flattened onto one dim.
+  std::vector<AxisRef> axes;
+  bool gap = false, fits = true;
   for (size_t k = prefix; k < prefix + inMiddle; ++k) {
-    if (s.dims[inDims[k]].axes.empty())
-      continue;
-    auto error = diags.error(
-        op.loc, fmt::format("reshape - {} dim {} is sharded, the result sharding needs an "
-                            "out_sharding: {}",
-                            inMiddle == 1 ? "split" : "merged", inDims[k], printSharding(s)));
-    error.note(Loc{}, outShardingNote(op, result));
-    Sharding unsharded = s;
-    for (size_t j = prefix; j < prefix + inMiddle; ++j)
-      unsharded.dims[inDims[j]].axes.clear();
-    unsharded.replicated.clear();
-    error.note(Loc{}, "or " + reshardNote(in, unsharded));
-    return std::nullopt;
+    const std::vector<AxisRef> &dimAxes = s.dims[inDims[k]].axes;
+    fits &= !(gap && !dimAxes.empty());
+    gap |= dimAxes.empty();
+    axes.insert(axes.end(), dimAxes.begin(), dimAxes.end());
   }
-  return result;
+  std::vector<int64_t> sizes;
+  for (size_t k = prefix; k < prefix + outMiddle; ++k)
+    sizes.push_back(outSize(k));
+  std::optional<std::vector<DimSharding>> middle =
+      fits ? distributeAxes(axes, sizes, *mesh) : std::nullopt;
+  if (middle) {
+    for (size_t k = 0; k < outMiddle; ++k)
+      result.dims[outDims[prefix + k]] = (*middle)[k];
+    return result;
+  }
+  size_t firstSharded = prefix;
+  while (s.dims[inDims[firstSharded]].axes.empty())
+    ++firstSharded;
+  auto error = diags.error(
+      op.loc, fmt::format("reshape - {} dim {} is sharded and its axes don't fit the result "
+                          "dims, the result sharding needs an out_sharding: {} to {}, operand {}",
+                          split ? "split" : "merged", inDims[firstSharded], printType(in.type),
+                          printType(out.type), printSharding(s)));
+  error.note(Loc{}, outShardingNote(op, result));
+  Sharding unsharded = s;
+  for (size_t k = prefix; k < prefix + inMiddle; ++k)
+    unsharded.dims[inDims[k]].axes.clear();
+  unsharded.replicated.clear();
+  error.note(Loc{}, "or " + reshardNote(in, unsharded));
+  return std::nullopt;
 }
 
 } // namespace shardc::explicit_shardings

@@ -181,8 +181,8 @@ private:
         if (constraint && op->results.size() == 1)
           values_.back().constraint = constraint;
       }
-      if (op->body)
-        collectBlock(*op->body, inner);
+      for (Block *region : op->regions())
+        collectBlock(*region, inner);
     }
   }
 

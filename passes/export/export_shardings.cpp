@@ -8,6 +8,7 @@
 #include "passes/export/Export.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace shardc {
 namespace {
@@ -111,6 +112,7 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
   };
   for (auto &f : module.functions) {
     bool anySharded = false;
+
     for (auto &arg : f->body.args)
       anySharded |= arg->sharding.has_value();
     walkOps(f->body, [&](Op &op) {
@@ -121,12 +123,30 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
       continue; // no shardings at all: a single-device program
     for (auto &arg : f->body.args)
       fix(*arg, f->body);
-    for (auto &op : f->body.ops) {
-      if (op->kind == OpKind::ManualComputation)
-        keepOnOwnMesh(*op);
-      for (auto &r : op->results)
-        fix(*r, f->body);
-    }
+    std::function<void(Block &)> fixOps = [&](Block &block) {
+      for (auto &op : block.ops) {
+        if (op->kind == OpKind::ManualComputation)
+          keepOnOwnMesh(*op);
+        for (auto &r : op->results)
+          fix(*r, f->body);
+        if (!isControlFlow(op->kind))
+          continue;
+        // A carried value has one sharding (Shardy's data-flow edge): every
+        // region's argument for it takes the loop result's.
+        for (Block *region : op->regions()) {
+          std::vector<Value *> args = Op::carriedArgs(*op, *region);
+          for (size_t i = 0; i < args.size(); ++i) {
+            if (op->kind != OpKind::If && i < op->results.size())
+              args[i]->sharding = op->results[i]->sharding;
+            fix(*args[i], f->body);
+          }
+          if (op->kind == OpKind::For && !region->args.empty())
+            fix(*region->args.front(), f->body);
+          fixOps(*region);
+        }
+      }
+    };
+    fixOps(f->body);
     // A result declared without a sharding is where its value lives: the
     // partitioner then adds no reshard, and the executable's output is
     // described from the returned value's layout (on whichever mesh).

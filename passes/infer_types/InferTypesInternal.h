@@ -132,4 +132,13 @@ void inferManualComputation(Op &op, InferContext &ctx);
 /// (infer_types_axes.cpp).
 void inferAxesRegion(Op &op, InferContext &ctx);
 
+// ---- control flow (infer_types_control.cpp) ------------------------------------
+
+/// for, while, if and call: region argument types, region returns against the
+/// carried or written types, predicates, call arity and argument types.
+void inferControlFlow(Op &op, InferContext &ctx);
+/// The module's functions, each after the functions it calls; a call that
+/// closes a cycle is reported (recursion), its edge left out.
+std::vector<Function *> calleesFirst(Module &module, InferContext &ctx);
+
 } // namespace shardc::infer_types

@@ -187,6 +187,7 @@ std::optional<TensorType> inferSingleResult(Op &op, InferContext &ctx) {
   case OpGroup::Collective:
     return inferShardingOrCollective(op, ctx);
   case OpGroup::Manual:
+  case OpGroup::ControlFlow:
     break; // handled by inferOp
   }
   return std::nullopt;
@@ -205,6 +206,10 @@ void inferOp(Op &op, InferContext &ctx) {
     if (operandsKnown(op, ctx))
       checkWrittenOperandTypes(op, ctx);
     inferAxesRegion(op, ctx);
+    return;
+  }
+  if (isControlFlow(op.kind)) {
+    inferControlFlow(op, ctx);
     return;
   }
   if (!operandsKnown(op, ctx))
@@ -292,7 +297,7 @@ void inferBlock(Block &block, InferContext &ctx) {
 bool inferTypes(Module &module, DiagnosticEngine &diags) {
   using namespace infer_types;
   InferContext ctx(module, diags);
-  for (auto &func : module.functions) {
+  for (Function *func : calleesFirst(module, ctx)) {
     inferBlock(func->body, ctx);
     checkFunctionResults(*func, ctx);
   }

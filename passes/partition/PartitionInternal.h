@@ -26,6 +26,16 @@ struct Unsupported : std::runtime_error {
   Loc loc;
 };
 
+/// A program the checks accept but partitioning does not support: a user
+/// error (exit 1) at `loc`, with a note at `noteLoc`.
+struct NotSupported : std::runtime_error {
+  NotSupported(Loc where, const std::string &why, Loc noteAt, std::string noteText)
+      : std::runtime_error(why), loc(where), noteLoc(noteAt), note(std::move(noteText)) {}
+  Loc loc;
+  Loc noteLoc;
+  std::string note;
+};
+
 /// What a global value is on each device: a local value, how it is laid
 /// out, and, for a partial result, the axes it still has to be reduced over.
 struct Local {
@@ -101,6 +111,9 @@ Scalar reductionIdentity(const std::string &kind, DType dtype);
 /// Emits the per-device form of `op` (not manual_computation, not a
 /// cross-mesh reshard) and records its results in body.locals.
 void partitionOp(Body &body, const Op &op);
+
+/// for, while and if, partitioned in place (partition_control.cpp).
+void partitionControlFlow(Body &body, const Op &op);
 
 /// A user manual_computation inside a body over all axes (partition_manual.cpp).
 void partitionManual(Body &body, const Op &op);

@@ -16,6 +16,9 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <set>
+
 namespace shardc {
 namespace {
 
@@ -24,7 +27,45 @@ using partition::Local;
 using partition::NameTable;
 using partition::Unsupported;
 
+/// Calls `fn` on every value `op` reads: its operands and what its regions
+/// use, including values defined inside them.
+void forEachUse(const Op &op, const std::function<void(const Value *)> &fn) {
+  for (const Value *v : op.operands)
+    fn(v);
+  for (Block *region : op.regions()) {
+    for (const auto &inner : region->ops)
+      forEachUse(*inner, fn);
+    for (const Value *v : region->returned)
+      fn(v);
+  }
+}
+
+/// Every value defined inside `op`'s regions (arguments and results).
+void definedInside(const Op &op, std::set<const Value *> &out) {
+  for (Block *region : op.regions()) {
+    for (const auto &arg : region->args)
+      out.insert(arg.get());
+    for (const auto &inner : region->ops) {
+      for (const auto &r : inner->results)
+        out.insert(r.get());
+      definedInside(*inner, out);
+    }
+  }
+}
+
 const std::string *meshOf(const Op &op) {
+  if (isControlFlow(op.kind) && op.results.empty()) {
+    // No results: the mesh of the first op inside that has one (a nested
+    // loop or branch without results has its own ops').
+    const std::string *found = nullptr;
+    for (Block *region : op.regions())
+      for (const auto &inner : region->ops)
+        if (!found)
+          found = meshOf(*inner);
+    if (!found && op.kind == OpKind::If && op.operands[0]->sharding)
+      found = &op.operands[0]->sharding->meshName;
+    return found;
+  }
   if (op.kind == OpKind::ManualComputation) {
     ManualComputationParts parts = manualComputationParts(op);
     if (!parts.inShardings.empty())
@@ -50,6 +91,10 @@ public:
       : module_(module), f_(f), report_(report) {}
 
   void run() {
+    // Rejected before anything is rewritten: the module stays whole.
+    for (const auto &op : f_.body.ops)
+      if (const std::string *mesh = meshOf(*op))
+        checkRegionsOnMesh(*op, *mesh);
     walkOps(f_.body, [&](Op &op) {
       for (const auto &r : op.results)
         names_.reserve(r->name);
@@ -222,6 +267,27 @@ private:
     return moved;
   }
 
+  /// Control flow runs inside one per-device body: every op in its regions
+  /// must be on that body's mesh.
+  static void checkRegionsOnMesh(const Op &op, const std::string &meshName) {
+    if (!isControlFlow(op.kind))
+      return;
+    for (Block *region : op.regions())
+      walkOps(*region, [&](Op &inner) {
+        const std::string *mesh = meshOf(inner);
+        if (mesh && *mesh != meshName)
+          throw partition::NotSupported(
+              inner.loc,
+              fmt::format("{} - its result is on mesh @{}, inside a {} on mesh @{}: values "
+                          "move between meshes only outside loops and branches",
+                          inner.name(), *mesh, op.name(), meshName),
+              op.loc,
+              fmt::format("the {} is here; move the value to @{} before it, or back after "
+                          "it",
+                          op.name(), *mesh));
+      });
+  }
+
   std::unique_ptr<Value> newGlobal(const Value &old, Op *definingOp) {
     auto v = std::make_unique<Value>();
     v->name = old.name;
@@ -241,20 +307,27 @@ private:
     for (size_t i = begin; i < end; ++i)
       inRun.insert(old_[i].get());
     std::vector<const Value *> inputs, outputs;
-    auto definedInRun = [&](const Value *v) { return v->definingOp && inRun.count(v->definingOp); };
+    std::set<const Value *> inside; // defined in the regions of the run's ops
+    for (size_t i = begin; i < end; ++i) {
+      definedInside(*old_[i], inside);
+      checkRegionsOnMesh(*old_[i], meshName);
+    }
+    auto definedInRun = [&](const Value *v) {
+      return (v->definingOp && inRun.count(v->definingOp)) || inside.count(v);
+    };
     for (size_t i = begin; i < end; ++i)
-      for (const Value *operand : old_[i]->operands)
+      forEachUse(*old_[i], [&](const Value *operand) {
         if (operand && !definedInRun(operand) &&
             std::find(inputs.begin(), inputs.end(), operand) == inputs.end())
           inputs.push_back(operand);
+      });
     // Results: values of the run used after it or returned.
     auto usedLater = [&](const Value *v) {
-      for (size_t j = end; j < old_.size(); ++j)
-        for (const Value *operand : old_[j]->operands)
-          if (operand == v)
-            return true;
-      return std::find(f_.body.returned.begin(), f_.body.returned.end(), v) !=
-             f_.body.returned.end();
+      bool used = false;
+      for (size_t j = end; j < old_.size() && !used; ++j)
+        forEachUse(*old_[j], [&](const Value *operand) { used |= operand == v; });
+      return used || std::find(f_.body.returned.begin(), f_.body.returned.end(), v) !=
+                         f_.body.returned.end();
     };
     for (size_t i = begin; i < end; ++i)
       for (const auto &r : old_[i]->results)
@@ -340,6 +413,9 @@ bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *
     FunctionPartitioner partitioner(module, *f, report);
     try {
       partitioner.run();
+    } catch (const partition::NotSupported &e) {
+      diags.error(e.loc, e.what()).note(e.noteLoc, e.note);
+      return false;
     } catch (const Unsupported &e) {
       // The checks accepted the program: what the partitioner cannot do is
       // a bug of shardc's, never the user's (exit 3, not 1).

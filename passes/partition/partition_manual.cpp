@@ -71,6 +71,65 @@ using ValueMap = std::map<const Value *, Value *>;
 void inlineBlock(Body &body, const Block &block, ValueMap &inner,
                  const std::set<std::string> &manual);
 
+/// A `for`, `while` or `if` of a manual body: copied with its attributes,
+/// each region inlined like the body (its arguments fresh values of the same
+/// types, its ops through inlineBlock), its results fresh values.
+void inlineControlFlow(Body &body, const Op &userOp, ValueMap &inner,
+                       const std::set<std::string> &manual) {
+  auto op = std::make_unique<Op>();
+  op->kind = userOp.kind;
+  op->loc = userOp.loc;
+  op->attrs = userOp.attrs;
+  for (const Value *operand : userOp.operands) {
+    auto it = inner.find(operand);
+    if (it == inner.end())
+      throw Unsupported(userOp.loc, fmt::format("{} - cannot partition: operand defined "
+                                                "outside the manual_computation",
+                                                userOp.name()));
+    op->operands.push_back(it->second);
+  }
+  op->operandLocs.assign(op->operands.size(), userOp.loc);
+  auto fresh = [&](const Value &from, Op *definingOp) {
+    auto v = std::make_unique<Value>();
+    v->name = body.names.fresh(from.name);
+    v->type = from.type;
+    v->writtenType = from.type;
+    v->loc = from.loc;
+    v->definingOp = definingOp;
+    inner[&from] = v.get();
+    return v;
+  };
+  auto copyRegion = [&](const Block *from) -> std::unique_ptr<Block> {
+    if (!from)
+      return nullptr;
+    auto to = std::make_unique<Block>();
+    to->loc = from->loc;
+    to->endLoc = from->endLoc;
+    for (const auto &arg : from->args)
+      to->args.push_back(fresh(*arg, nullptr));
+    Body region{body.module, body.mesh, *to, body.names, body.report, {}, body.plans};
+    inlineBlock(region, *from, inner, manual);
+    for (const Value *returned : from->returned) {
+      auto it = inner.find(returned);
+      if (it == inner.end())
+        throw Unsupported(userOp.loc,
+                          fmt::format("{} - cannot partition: missing return", userOp.name()));
+      to->returned.push_back(it->second);
+    }
+    to->returnedLocs.assign(to->returned.size(), from->returnLoc);
+    to->returnTypes = from->returnTypes;
+    to->hasReturn = from->hasReturn;
+    to->returnLoc = from->returnLoc;
+    return to;
+  };
+  op->cond = copyRegion(userOp.cond.get());
+  op->body = copyRegion(userOp.body.get());
+  op->elseBody = copyRegion(userOp.elseBody.get());
+  for (const auto &result : userOp.results)
+    op->results.push_back(fresh(*result, op.get()));
+  body.block.ops.push_back(std::move(op));
+}
+
 /// A manual_computation nested in one being inlined: its operands are
 /// values of the enclosing body (local along the enclosing manual axes,
 /// whole along the others), so each is sliced to its in_sharding along the
@@ -123,6 +182,11 @@ void inlineBlock(Body &body, const Block &block, ValueMap &inner,
   for (const auto &userOp : block.ops) {
     if (userOp->kind == OpKind::ManualComputation) {
       inlineNested(body, *userOp, inner, manual);
+      continue;
+    }
+    if (userOp->kind == OpKind::For || userOp->kind == OpKind::While ||
+        userOp->kind == OpKind::If) {
+      inlineControlFlow(body, *userOp, inner, manual);
       continue;
     }
     std::vector<Value *> operands;

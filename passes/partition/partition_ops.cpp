@@ -177,6 +177,8 @@ void partitionOp(Body &body, const Op &op) {
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: a collective outside a "
                                           "manual_computation",
                                           op.name()));
+  case OpGroup::ControlFlow:
+    return partitionControlFlow(body, op);
   default:
     return partitionGeneric(body, op);
   }

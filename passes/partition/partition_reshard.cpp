@@ -117,7 +117,7 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
         why += " (whole dim: padded blocks do not nest)";
       else if (plan.fallback)
         why += " (planner gave up: gather everything)";
-      body.report->add(cause, step, why);
+      body.report->add(cause, step, why, v ? v->definingOp : nullptr);
     }
   }
   Local out;

@@ -95,7 +95,8 @@ Graph buildGraph(Module &module);
 /// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
 /// (Shardy's op priorities): stage 0 only pass-through ops, stage 1 also the
 /// pass-through factors of every op (a broadcast's backward only), stage 2
-/// everything. Need-replication and permutation factors never propagate.
+/// everything (permutation factors, Shardy's default, included).
+/// Need-replication factors never propagate.
 Direction edgeDirection(const Edge &edge, int f, int stage);
 
 /// Which set of directions edgeDirection gives `edge` in `stage`: equal

@@ -101,8 +101,8 @@ private:
       walkOps(b, [&](Op &op) {
         for (auto &r : op.results)
           addValue(*r);
-        if (op.body)
-          for (auto &arg : op.body->args)
+        for (Block *region : op.regions())
+          for (auto &arg : region->args)
             addValue(*arg);
       });
     };

@@ -5,10 +5,13 @@
 //   1. Per factor, the compatible axes: walk the tensors that lead (by the
 //      op-priority direction) and keep the longest list that every one of
 //      them starts with; tensors that only follow may shorten it but never
-//      lengthen it. Need-replication and permutation factors get none.
+//      lengthen it. Need-replication factors get none (permutation ones,
+//      sliced, padded and concatenated dims, propagate as Shardy's do).
 //   2. Per factor, its source: the largest tensor (elements) whose axes for
 //      the factor already start with the compatible list. Factors are then
-//      ordered by source size (largest first), source index, factor index.
+//      ordered by source size (largest first), on elementwise ops the total
+//      size of the compatible axes (most sharded first), source index,
+//      factor index.
 //   3. Per tensor (results, then operands) and factor in that order, the axes
 //      the tensor may take: cut the compatible list at the first axis that is
 //      explicitly replicated here, or would need the factor to grow where it
@@ -141,6 +144,17 @@ std::optional<AxisRef> legalWithinFactor(const TensorProjection &tensor, int f, 
       return kept;
   if (canGrow(tensor, f, rule, mesh) && (fs.minorMost || rule.factorSizes[f] % shardedSize == 0))
     return kept;
+  // Shardy: the prefix of the axis that fits what is left of the factor, as
+  // a sub-axis (a reshape merge 4x4 -> 16 of [{"b", "a"}, {}], b=2, a=4,
+  // gives [{"b", "a":(1)2}]); truncate() ends the list there.
+  int64_t size = sizeOf(*kept, mesh);
+  int64_t before = shardedSize / sizeOf(axis, mesh);
+  if (canGrow(tensor, f, rule, mesh) && sameAxis(*kept, axis, mesh) && before > 0 &&
+      rule.factorSizes[f] % before == 0) {
+    int64_t g = std::gcd(rule.factorSizes[f] / before, size);
+    if (g > 1 && g < size)
+      return makeAxis(kept->name, preSizeOf(*kept), g, mesh);
+  }
   if (!fs.axes.empty() && isPrefixOf(fs.axes.back(), *kept, mesh))
     return fs.axes.back();
   return std::nullopt;
@@ -203,7 +217,9 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   update.compatible.resize(numFactors);
   for (int f = 0; f < numFactors; ++f) {
     FactorKind kind = rule.factorKinds[f];
-    bool blocked = kind == FactorKind::NeedReplication || kind == FactorKind::Permutation;
+    // Permutation factors (sliced, padded, concatenated dims) propagate like
+    // pass-through ones (Shardy's default); only need-replication blocks.
+    bool blocked = kind == FactorKind::NeedReplication;
     compatibleAxes(p, f, blocked ? Direction::None : direction(f), mesh, update.compatible[f]);
     any |= !update.compatible[f].empty();
   }
@@ -231,9 +247,15 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   std::vector<int> &order = update.order;
   order.resize(numFactors);
   std::iota(order.begin(), order.end(), 0);
+  // Shardy: on an elementwise op, between sources of one size, the most
+  // sharded factor (largest product of its compatible axes) goes first.
+  std::vector<int64_t> shardedSize(numFactors, 0);
+  if (elementwise)
+    for (int f = 0; f < numFactors; ++f)
+      shardedSize[f] = productOf(update.compatible[f], mesh);
   std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::make_tuple(-sourceSize[a], update.source[a], a) <
-           std::make_tuple(-sourceSize[b], update.source[b], b);
+    return std::make_tuple(-sourceSize[a], -shardedSize[a], update.source[a], a) <
+           std::make_tuple(-sourceSize[b], -shardedSize[b], update.source[b], b);
   });
 
   // 3-4. per tensor, results first. A tensor is revisited until it settles: a

@@ -5,6 +5,7 @@
 //     the constraint's (closed dims stay, open dims may grow). In default
 //     mode reshard is treated as a constraint.
 //   - a returned value <-> the function's declared result (ResultSpec).
+//   - for / while / if: Shardy's data-flow edges (controlFlow below).
 //   - manual_computation (propagate_manual.cpp): each operand <-> its
 //     in_sharding <-> its body argument, each returned body value <-> its
 //     out_sharding <-> its result. Free axes flow both ways; the in/out
@@ -142,6 +143,11 @@ private:
     case OpKind::ManualComputation:
       manual(op, forbidden);
       return;
+    case OpKind::For:
+    case OpKind::While:
+    case OpKind::If:
+      controlFlow(op, forbidden);
+      return;
     default:
       break;
     }
@@ -248,6 +254,44 @@ private:
     }
   }
 
+  /// Shardy's data-flow edges: a carried value's init, its argument in
+  /// each region, the value the body returns for it and the loop result
+  /// share one sharding; an `if` result with what each branch returns.
+  /// The back edge (body return -> body argument) makes the fixed point run
+  /// around the loop.
+  void controlFlow(Op &op, const std::vector<AxisRef> &forbidden) {
+    auto tie = [&](Value *from, Value *to) {
+      if (usable(from) && usable(to) && from->type == to->type)
+        link(op, to->type, valueSlot(from), valueSlot(to), forbidden);
+    };
+    auto returned = [](const Block &region, size_t i) {
+      return i < region.returned.size() ? region.returned[i] : nullptr;
+    };
+    if (op.kind == OpKind::If) {
+      for (size_t i = 0; i < op.results.size(); ++i)
+        for (Block *branch : {op.body.get(), op.elseBody.get()})
+          tie(returned(*branch, i), op.results[i].get());
+    } else {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        Value *result = i < op.results.size() ? op.results[i].get() : nullptr;
+        for (Block *region : op.regions()) {
+          std::vector<Value *> args = Op::carriedArgs(op, *region);
+          if (i < args.size())
+            tie(op.operands[i], args[i]);
+        }
+        std::vector<Value *> bodyArgs = Op::carriedArgs(op, *op.body);
+        Value *next = returned(*op.body, i);
+        if (i < bodyArgs.size())
+          tie(next, bodyArgs[i]);
+        if (op.cond && i < bodyArgs.size() && i < op.cond->args.size())
+          tie(bodyArgs[i], op.cond->args[i].get());
+        tie(next, result);
+      }
+    }
+    for (Block *region : op.regions())
+      block(*region, forbidden);
+  }
+
   static std::vector<Sharding> *shardingList(Op &op, AttrKey<std::vector<Sharding>> key) {
     for (NamedAttribute &attr : op.attrs)
       if (attr.name == key.name)
@@ -330,7 +374,7 @@ private:
 
 Direction edgeDirection(const Edge &edge, int f, int stage) {
   FactorKind kind = edge.rule->factorKinds[f];
-  if (kind == FactorKind::NeedReplication || kind == FactorKind::Permutation)
+  if (kind == FactorKind::NeedReplication)
     return Direction::None;
   if (stage >= 2 || edge.passThroughOp)
     return Direction::Both;

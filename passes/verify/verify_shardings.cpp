@@ -409,12 +409,15 @@ private:
       std::string where = op.results.size() == 1 ? "result" : fmt::format("result {}", i);
       check(*result.sharding, typeOf(result), where, scope);
     }
-    if (op.body) {
-      AxisTypeScope outer = axisTypes_;
-      axisTypes_ = shardc::bodyScope(op, module_, outer);
+    // An auto_axes / explicit_axes body sees its axes' types changed.
+    AxisTypeScope outer = axisTypes_;
+    axisTypes_ = shardc::bodyScope(op, module_, outer);
+    if (op.kind == OpKind::ManualComputation && op.body)
       verifyBlock(*op.body, "", bodyScope);
-      axisTypes_ = std::move(outer);
-    }
+    else
+      for (Block *region : op.regions())
+        verifyBlock(*region, "", scope);
+    axisTypes_ = std::move(outer);
   }
 
   const Module &module_;

@@ -21,8 +21,8 @@ std::set<std::string> unite(const Val &a, const Val &b) {
 } // namespace
 
 void Generator::step() {
-  // The table of op groups, by weight. Regions (manual_computation here;
-  // for, while and if later) are entries like any other.
+  // The table of op groups, by weight. Regions (manual_computation, for,
+  // while, if) and calls are entries like any other.
   struct Entry {
     int weight;
     std::function<void()> emit;
@@ -41,9 +41,13 @@ void Generator::step() {
       {1, [&] { emitConcatSliceOrPad(); }},
       {1, [&] { emitCreation(); }},
       {1, [&] { emitConvert(anyValue({}, true)); }},
-      {inBody() ? 0 : 2, [&] { emitShardingOp(anyValue({}, true)); }},
-      {inBody() ? 4 : 0, [&] { emitCollective(); }},
-      {cur().depth < 2 ? 1 : 0, [&] { emitManual(); }},
+      {cur().annotate ? 2 : 0, [&] { emitShardingOp(anyValue({}, true)); }},
+      {cur().mesh >= 0 && cur().collectives ? 4 : 0, [&] { emitCollective(); }},
+      {cur().depth < 2 && cur().collectives ? 1 : 0, [&] { emitManual(); }},
+      {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitFor(); }},
+      {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitWhile(); }},
+      {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitIf(); }},
+      {callDepth_ < 2 ? 1 : 0, [&] { emitCall(); }},
   };
   int total = 0;
   for (const Entry &e : table)
@@ -108,12 +112,13 @@ void Generator::emitBinary(const Val &a) {
   Val b;
   bool found = false;
   for (const Val &v : cur().pool)
-    if (v.dtype == a.dtype && v.shape == a.shape && v.name != a.name && rng_.chance(0.5)) {
+    if (v.dtype == a.dtype && v.shape == a.shape && v.name != a.name && usable(v) &&
+        rng_.chance(0.5)) {
       b = v;
       found = true;
     }
   if (!found)
-    b = newOperand(rng_.chance(0.5) || inBody() ? a.shape : broadcastable(a.shape), a.dtype);
+    b = newOperand(rng_.chance(0.5) || !cur().params ? a.shape : broadcastable(a.shape), a.dtype);
   std::vector<std::string> ops = {"add", "sub", "mul", "max", "min"};
   Val r = a;
   r.exact = a.exact && b.exact;
@@ -166,7 +171,7 @@ void Generator::emitLogical() {
 
 void Generator::emitSelect() {
   Val a = anyValue([](const Val &v) { return v.exact; }, true);
-  if (!a.exact || (inBody() && a.dtype == "i1"))
+  if (!a.exact || (!cur().params && a.dtype == "i1"))
     return; // (a region invents no i1 operand)
   Val b = newOperand(a.shape, a.dtype);
   static const std::vector<std::string> kCompare = {"lt", "le", "gt", "ge", "eq", "ne"};
@@ -341,12 +346,8 @@ void Generator::emitConcatSliceOrPad() {
 /// constant, iota, random_uniform, random_normal: of `shape` and `dtype`
 /// when given (a region's stand-in for a parameter), else random ones.
 void Generator::emitCreation(Shape shape, std::string dtype) {
-  Val r{"",
-        shape.empty() ? randomShape() : shape,
-        dtype.empty() ? randomDtype() : dtype,
-        true,
-        inBody() ? cur().mesh : 0,
-        {}};
+  Val r{"",   shape.empty() ? randomShape() : shape, dtype.empty() ? randomDtype() : dtype,
+        true, cur().mesh >= 0 ? cur().mesh : 0,      {}};
   int kind = static_cast<int>(rng_.below(4));
   if (isInt(r.dtype) && kind >= 2)
     kind = static_cast<int>(rng_.below(2));
@@ -387,7 +388,7 @@ void Generator::emitShardingOp(const Val &x) {
          r);
     return;
   }
-  r.mesh = static_cast<int>(rng_.below(meshes_.size()));
+  r.mesh = cur().oneMesh ? home() : static_cast<int>(rng_.below(meshes_.size()));
   emit(fmt::format("reshard %{} {}", x.name, sharding(x.shape, r.mesh, true)), r);
 }
 

@@ -42,6 +42,12 @@ int64_t product(const Shape &s) {
 std::string Generator::run() {
   makeMeshes();
   scopes_.push_back(Scope{});
+  // Control flow runs inside one per-device body, whose values must all be
+  // on one mesh; and propagation carries an open value onto the mesh of any
+  // user. So a program with loops and branches keeps every value on its
+  // first mesh (the others, if any, stay unused); the rest move between
+  // meshes and have no control flow.
+  cur().oneMesh = meshes_.size() == 1 || rng_.chance(0.5);
   int target = static_cast<int>(rng_.between(1, options_.maxOps));
   for (int attempts = 0; ops_ < target && attempts < 20 * target; ++attempts)
     step();
@@ -213,20 +219,22 @@ std::string Generator::fresh(const char *prefix) { return fmt::format("{}{}", pr
 Val Generator::newParam(const Shape &shape, const std::string &dtype) {
   Val v{fresh("p"), shape, dtype, true, 0, {}};
   // Mostly on the first mesh; sometimes on another one (a one-device mesh too).
-  if (meshes_.size() > 1 && rng_.chance(0.2))
+  if (meshes_.size() > 1 && !cur().oneMesh && rng_.chance(0.2))
     v.mesh = static_cast<int>(rng_.below(meshes_.size()));
   std::string text = fmt::format("%{}: {}", v.name, typeText(shape, dtype));
   if (rng_.chance(0.6) || v.mesh != 0)
     text += " " + sharding(shape, v.mesh, v.mesh != 0 || rng_.chance(0.5), true);
   params_.push_back(text);
-  scopes_.front().pool.push_back(v);
+  for (Scope &scope : scopes_) // @main's body and the regions in it
+    scope.pool.push_back(v);
   return v;
 }
 
-/// An operand of `shape` that no pool value provides: a parameter in @main,
-/// a creation op in a region (regions capture nothing).
+/// An operand of `shape` that no pool value provides: a parameter in @main
+/// (and its control-flow regions), a creation op in a manual body (which
+/// captures nothing) or a callee.
 Val Generator::newOperand(const Shape &shape, const std::string &dtype) {
-  if (!inBody())
+  if (cur().params)
     return newParam(shape, dtype);
   emitCreation(shape, dtype);
   return cur().pool.back();
@@ -237,7 +245,7 @@ Val Generator::newOperand(const Shape &shape, const std::string &dtype) {
 Val Generator::anyValue(const std::function<bool(const Val &)> &want, bool allowBool) {
   std::vector<Val> fits;
   for (const Val &v : cur().pool)
-    if ((allowBool || v.dtype != "i1") && !v.shape.empty() && (!want || want(v)))
+    if ((allowBool || v.dtype != "i1") && !v.shape.empty() && usable(v) && (!want || want(v)))
       fits.push_back(v);
   if (!fits.empty() && rng_.chance(0.8))
     return rng_.pick(fits);
@@ -250,7 +258,7 @@ Val Generator::emit(const std::string &rhs, Val result, bool writeType) {
   std::string line = fmt::format("{}%{} = {}", cur().indent, result.name, rhs);
   // out_shardings in @main only: in a body they could name only the free
   // axes, and the body's values have no mesh of their own.
-  bool outSharding = !inBody() && rng_.chance(0.15);
+  bool outSharding = cur().annotate && usable(result) && rng_.chance(0.15);
   if (writeType || outSharding)
     line += " : " + typeText(result.shape, result.dtype);
   if (outSharding)
@@ -280,6 +288,8 @@ std::string Generator::assemble() {
   std::string text;
   for (const MeshSpec &mesh : meshes_)
     text += meshText(mesh) + "\n";
+  for (const std::string &func : funcTexts_)
+    text += func;
   text += fmt::format("func @main({}) -> ({}) {{\n", fmt::join(params_, ",\n    "),
                       fmt::join(types, ", "));
   text += cur().body;

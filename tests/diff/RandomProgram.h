@@ -7,7 +7,8 @@
 // parameters have odd and even shapes and random shardings (sub-axes, open
 // dims, priorities, explicitly replicated axes), and a few to a few dozen ops
 // drawn from every op group, with out_shardings, sharding_constraints and
-// reshards sprinkled in.
+// reshards sprinkled in; manual_computations, for, while and if nest in each
+// other, and generated functions are called from any of them.
 #pragma once
 
 #include <cstdint>

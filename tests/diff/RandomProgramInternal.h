@@ -1,7 +1,8 @@
-// The random program generator's state, shared by its three files:
+// The random program generator's state, shared by its files:
 // RandomProgram.cpp (meshes, shardings, the value pool, the program text),
-// RandomOps.cpp (one emit function per op group) and RandomRegions.cpp (ops
-// with a body: manual_computation and the collectives of its body).
+// RandomOps.cpp (one emit function per op group), RandomRegions.cpp
+// (manual_computation and the collectives of its body), RandomControl.cpp
+// (for, while, if) and RandomCalls.cpp (calls of generated functions).
 #pragma once
 
 #include "tests/diff/RandomProgram.h"
@@ -57,7 +58,9 @@ struct Val {
   std::set<std::string> varies;
 };
 
-/// One region being written: @main, or a manual_computation body.
+/// One region being written: a function's body, a manual_computation body,
+/// or a region of for, while or if (whose pool starts as a copy of the
+/// enclosing one's: regions capture what is in scope).
 struct Scope {
   std::vector<Val> pool;
   std::string body;
@@ -69,6 +72,30 @@ struct Scope {
   /// This region's own manual axes, in mesh order.
   std::vector<std::string> ownAxes;
   int depth = 0;
+  /// Shardings may be written here (out_shardings, sharding_constraint,
+  /// reshard, sharded callees): not inside manual bodies.
+  bool annotate = true;
+  /// A missing operand may become a new parameter of @main (else a creation
+  /// op): @main and its control-flow regions outside manual bodies.
+  bool params = true;
+  /// Collectives and manual_computations may be written here: not in a
+  /// region whose predicate may differ from device to device.
+  bool collectives = true;
+  /// Every value here is on the home mesh: control flow runs inside one
+  /// per-device body, so its regions may not move values between meshes
+  /// (for, while and if are written only where this holds).
+  bool oneMesh = false;
+};
+
+/// A generated function other than @main: its name, parameters and results
+/// (as seen from its body), and whether its signature or body writes
+/// shardings (then it is called only outside manual bodies).
+struct FuncSpec {
+  std::string name;
+  std::vector<Val> params;
+  std::vector<Val> results;
+  bool annotated = false;
+  bool oneMesh = false;
 };
 
 bool isFloat(const std::string &dtype);
@@ -91,9 +118,15 @@ private:
   std::vector<Scope> scopes_;
   int ops_ = 0;
   int names_ = 0;
+  std::vector<FuncSpec> funcs_;
+  std::vector<std::string> funcTexts_;
+  int callDepth_ = 0;
 
   Scope &cur() { return scopes_.back(); }
-  bool inBody() { return scopes_.size() > 1; }
+  /// The mesh of the current scope's values: a manual body's, else the first.
+  int home() { return cur().mesh >= 0 ? cur().mesh : 0; }
+  /// Whether `v` may be used here (see Scope::oneMesh).
+  bool usable(const Val &v) { return !cur().oneMesh || v.mesh == home(); }
 
   // RandomProgram.cpp: meshes, shardings, the pool, the program text.
   void makeMeshes();
@@ -127,12 +160,25 @@ private:
   void emitShardingOp(const Val &x);
   Shape broadcastable(const Shape &a);
 
-  // RandomRegions.cpp: ops with a body. A new region kind (for, while, if)
-  // is one more emit function here, one more entry in step()'s table, and
-  // a Scope pushed for each of its regions.
+  // RandomRegions.cpp: manual_computation and its collectives.
   void emitManual();
   void emitCollective();
   std::vector<std::string> permutePairs(const std::string &axis, bool dropSome);
+
+  // RandomControl.cpp: for, while and if; RandomCalls.cpp: call.
+  void emitFor();
+  void emitWhile();
+  void emitIf();
+  void emitCall();
+  Scope regionScope(const std::vector<Val> &args);
+  void fill(int maxOps);
+  Val scalar(const std::string &dtype, const std::string &text);
+  Val predicate();
+  Val pickReturn(const Val &want, bool exact, const std::set<std::string> *within, bool bound);
+  void useIndex(const Val &index);
+  void useCarried(const std::vector<Val> &values);
+  std::string resultTypes(const std::vector<Val> &results);
+  const FuncSpec &makeFunction(const std::vector<Val> &args);
 };
 
 } // namespace shardc::difftest

@@ -4,8 +4,8 @@
 // leaves the body sharded along every such axis (anything else would be a
 // program whose value depends on which device is asked).
 //
-// A new region kind (for, while, if) is one more function like emitManual:
-// push a Scope per region, call step() in it, pop it and write the op.
+// Control flow (RandomControl.cpp) follows the same pattern: push a Scope
+// per region, call step() in it, pop it and write the op.
 #include "tests/diff/RandomProgramInternal.h"
 
 #include <fmt/format.h>
@@ -34,7 +34,8 @@ std::string shardingText(const std::string &mesh,
 void Generator::emitManual() {
   std::vector<int> candidates;
   for (size_t m = 0; m < meshes_.size(); ++m)
-    if (meshes_[m].hasSplitAxis() && (!inBody() || static_cast<int>(m) == cur().mesh))
+    if (meshes_[m].hasSplitAxis() && (cur().mesh < 0 || static_cast<int>(m) == cur().mesh) &&
+        (!cur().oneMesh || static_cast<int>(m) == home()))
       candidates.push_back(static_cast<int>(m));
   if (candidates.empty())
     return;
@@ -101,6 +102,9 @@ void Generator::emitManual() {
   body.ownAxes = own;
   body.depth = cur().depth + 1;
   body.indent = cur().indent + "  ";
+  body.annotate = false;
+  body.params = false;
+  body.oneMesh = cur().oneMesh;
   scopes_.push_back(body);
   int target = static_cast<int>(rng_.between(1, 5)), made = 0;
   for (int attempts = 0; made < target && attempts < 20; ++attempts) {

@@ -26,5 +26,25 @@ config.substitutions.append(
     ("%npy-compare", os.path.join(config.shardc_obj_root, "tools/shardc-npy-compare/shardc-npy-compare")))
 config.substitutions.append(
     ("%difftest", os.path.join(config.shardc_obj_root, "tests/diff/shardc-difftest")))
+# The build tree's runtime: libshardrt.a beside libshardrt-{mpich,openmpi}.so.
+config.substitutions.append(("%runtime-dir", os.path.join(config.shardc_obj_root, "runtime")))
 # Executables run under MPICH's launcher (pinned: Open MPI may be installed too).
 config.substitutions.append(("%mpiexec", config.mpiexec))
+# And under Open MPI's (feature "openmpi"; the executable loads
+# libshardrt-openmpi.so): 8 ranks on a 2-core machine need --oversubscribe,
+# and root needs these two variables, set here for the tests only.
+if config.mpirun_openmpi:
+    config.available_features.add("openmpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # Open MPI 4.1 leaks at MPI_Init in plugins it unloads before
+    # LeakSanitizer can name them: its processes in the sanitizer build check
+    # all but leaks (%openmpi-env; the MPICH runs, every other exec test,
+    # check leaks too).
+    openmpi_env = "env"
+    if config.sanitize:
+        asan = os.environ.get("ASAN_OPTIONS", "")
+        openmpi_env += " ASAN_OPTIONS=%sdetect_leaks=0" % (asan + ":" if asan else "")
+    config.substitutions.append(("%openmpi-env", openmpi_env))
+    config.substitutions.append(
+        ("%mpirun-openmpi", openmpi_env + " " + config.mpirun_openmpi + " --oversubscribe"))

@@ -86,8 +86,11 @@ private:
       if (attr.value.kind == Attribute::Kind::AxisSet)
         for (const AxisRef &a : attr.value.axes)
           axis(a, axesMesh, {});
-    if (op.body)
+    if (op.kind == OpKind::ManualComputation && op.body)
       block(*op.body, ownMesh);
+    else
+      for (Block *region : op.regions())
+        block(*region, manualMesh);
   }
 
   void sharding(const Sharding &s, const std::string &owner) {
@@ -121,8 +124,8 @@ void mapByLocation(const Module &module, std::map<std::pair<int, int>, const Val
     walkOps(f.body, [&](Op &op) {
       for (const auto &r : op.results)
         values.emplace(key(r->loc), r.get());
-      if (op.body)
-        for (const auto &arg : op.body->args)
+      for (Block *region : op.regions())
+        for (const auto &arg : region->args)
           values.emplace(key(arg->loc), arg.get());
     });
   };

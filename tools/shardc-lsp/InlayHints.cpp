@@ -74,8 +74,8 @@ private:
     for (const auto &op : b.ops) {
       for (const auto &r : op->results)
         value(*r, solved);
-      if (op->body)
-        block(*op->body, false);
+      for (Block *region : op->regions())
+        block(*region, solved && isControlFlow(op->kind));
     }
   }
 

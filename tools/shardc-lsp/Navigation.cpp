@@ -46,8 +46,13 @@ nlohmann::json blockSymbols(const TextDocument &doc, const Block &b) {
       if (!r->loc.known())
         continue;
       nlohmann::json s = valueSymbol(doc, *r);
-      if (op->body && r->resultIndex == 0)
-        s["children"] = blockSymbols(doc, *op->body);
+      if (r->resultIndex == 0 && !op->regions().empty()) {
+        nlohmann::json children = nlohmann::json::array();
+        for (Block *region : op->regions())
+          for (nlohmann::json &c : blockSymbols(doc, *region))
+            children.push_back(std::move(c));
+        s["children"] = std::move(children);
+      }
       out.push_back(s);
     }
   return out;

@@ -116,6 +116,26 @@ void Server::handle(const nlohmann::json &message) {
   }
 }
 
+void Server::applySolverOptions(const nlohmann::json &init) {
+  AutoShardOptions &solver = options_.analysis.autoShardOptions;
+  if (init.contains("memoryBudget")) {
+    const nlohmann::json &budget = init["memoryBudget"];
+    std::optional<int64_t> bytes = budget.is_number_integer()
+                                       ? std::optional<int64_t>(budget.get<int64_t>())
+                                   : budget.is_string() ? parseByteSize(budget.get<std::string>())
+                                                        : std::nullopt;
+    if (!bytes || *bytes <= 0)
+      throw RpcError(kInvalidParams, "initialize: memoryBudget - expected a positive byte count "
+                                     "such as 1048576 or \"512MiB\"");
+    solver.memoryBudget = *bytes;
+  }
+  if (init.contains("costModel")) {
+    if (!init["costModel"].is_string())
+      throw RpcError(kInvalidParams, "initialize: costModel - expected the path of a JSON file");
+    solver.costModelPath = init["costModel"].get<std::string>();
+  }
+}
+
 nlohmann::json Server::request(const std::string &method, const nlohmann::json &params) {
   if (method == "initialize") {
     if (initialized_)
@@ -125,6 +145,7 @@ nlohmann::json Server::request(const std::string &method, const nlohmann::json &
       const nlohmann::json &init = params["initializationOptions"];
       options_.analysis.explicitMode = init.value("explicit", options_.analysis.explicitMode);
       options_.analysis.autoShard = init.value("autoShard", options_.analysis.autoShard);
+      applySolverOptions(init);
     }
     return {{"capabilities", capabilities()},
             {"serverInfo", {{"name", "shardc-lsp"}, {"version", SHARDC_VERSION}}}};

@@ -47,6 +47,8 @@ private:
   void handle(const nlohmann::json &message);
   /// A request's result; throws RpcError or nlohmann::json::exception.
   nlohmann::json request(const std::string &method, const nlohmann::json &params);
+  /// initializationOptions' memoryBudget and costModel: the solver's options.
+  void applySolverOptions(const nlohmann::json &init);
   void notification(const std::string &method, const nlohmann::json &params);
 
   void didOpen(const nlohmann::json &params);

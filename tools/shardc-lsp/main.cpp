@@ -8,6 +8,8 @@
 //   shardc-lsp --explicit      JAX sharding in types, as `shardc --explicit`
 //   shardc-lsp --auto-shard    inlay hints show the solver's shardings, as
 //                              `shardc --auto-shard` chooses them
+//     [--memory-budget BYTES] [--cost-model FILE.json]   the solver's options
+#include "passes/auto_shard/AutoShard.h"
 #include "tools/shardc-lsp/Server.h"
 #include "tools/shardc-lsp/Transport.h"
 
@@ -31,6 +33,24 @@ int main(int argc, char **argv) {
   app.add_flag("--auto-shard", options.analysis.autoShard,
                "show the shardings `shardc --auto-shard` chooses as inlay hints; also "
                "initializationOptions {\"autoShard\": true}");
+  app.add_option_function<std::string>(
+         "--memory-budget",
+         [&options](const std::string &text) {
+           std::optional<int64_t> bytes = shardc::parseByteSize(text);
+           if (!bytes)
+             throw CLI::ValidationError("--memory-budget",
+                                        "expected a positive byte count such as 1048576, 512MiB "
+                                        "or 2GiB, got '" +
+                                            text + "'");
+           options.analysis.autoShardOptions.memoryBudget = *bytes;
+         },
+         "with --auto-shard: the solver's memory budget per device, as shardc's (suffixes KiB, "
+         "MiB, GiB); also initializationOptions {\"memoryBudget\": \"512MiB\"}")
+      ->type_name("BYTES");
+  app.add_option("--cost-model", options.analysis.autoShardOptions.costModelPath,
+                 "with --auto-shard: the machine's rates as JSON, as shardc's; also "
+                 "initializationOptions {\"costModel\": \"FILE.json\"}")
+      ->type_name("FILE.json");
   app.set_version_flag("--version", std::string("shardc-lsp version ") + SHARDC_VERSION);
   try {
     app.parse(argc, argv);

@@ -104,8 +104,9 @@ private:
           add(attr.value.shardings[i], nullptr,
               fmt::format("{}{} {}[{}]", op->name(), first, attr.name, i));
       }
-      if (op->body)
-        scanBlock(*op->body, "body argument");
+      for (Block *region : op->regions())
+        scanBlock(*region,
+                  op->kind == OpKind::ManualComputation ? "body argument" : "region argument");
     }
   }
 
@@ -173,8 +174,8 @@ private:
         value(*r, op->results.size() == 1
                       ? op->name()
                       : fmt::format("{} result {}", op->name(), r->resultIndex));
-      if (op->body)
-        block(*op->body, op->name());
+      for (Block *region : op->regions())
+        block(*region, op->name());
     }
   }
 
