@@ -288,6 +288,8 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     buildBlock(m->block(), *op->body, /*allowMissingReturn=*/false);
     hiddenScopes_.resize(hiddenScopes_.size() - outer.size());
     std::swap(outer, scopes_);
+  } else if (auto *a = dynamic_cast<P::AxesOpContext *>(expr)) {
+    buildAxesRegion(*op, a);
   } else if (auto *g = dynamic_cast<P::GenericOpContext *>(expr)) {
     std::string name = g->IDENT()->getText();
     op->loc = loc(g->IDENT());
@@ -321,7 +323,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
   // op in the IR has the shape its kind promises, so passes can index
   // operands freely.
   bool wellFormed = checkOperandCount(*op);
-  if (op->kind != OpKind::ManualComputation && resultNames.size() != 1) {
+  if (opInfo(op->kind).group != OpGroup::Manual && resultNames.size() != 1) {
     diags_.error(loc(resultNames[1]),
                  fmt::format("{} - has one result, {} written", op->name(), resultNames.size()));
     wellFormed = false;

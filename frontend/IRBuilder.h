@@ -93,6 +93,9 @@ private:
   void buildRegion(P::BlockContext *ctx, Block &region,
                    const std::vector<antlr4::tree::TerminalNode *> &args, bool allowMissingReturn);
   void applySdyShardings(Op &op, std::vector<NamedAttribute> &attrs);
+  /// auto_axes / explicit_axes (BuildRegions.cpp): attributes and an
+  /// isolated body, like manual_computation's.
+  void buildAxesRegion(Op &op, P::AxesOpContext *ctx);
   /// Reports a wrong operand count; false when it is wrong.
   bool checkOperandCount(Op &op);
 

@@ -80,6 +80,15 @@ void IRBuilder::buildMesh(P::MeshDefContext *ctx) {
     for (antlr4::tree::TerminalNode *n : ids->INT())
       mesh->deviceIds.push_back(parseInt(n).value_or(-1));
   }
+  if (P::AxisTypesContext *types = body->axisTypes()) {
+    mesh->axisTypesWritten = true;
+    mesh->axisTypesLoc = loc(types);
+    for (antlr4::tree::TerminalNode *word : types->IDENT())
+      mesh->axisTypes.push_back({word->getText(), loc(word)});
+    // The verifier reports a wrong count or word; a right one sets the types.
+    for (size_t i = 0; i < mesh->axisTypes.size() && i < mesh->axes.size(); ++i)
+      mesh->axes[i].type = parseAxisType(mesh->axisTypes[i].word).value_or(AxisType::Auto);
+  }
   module_.meshes.push_back(std::move(mesh));
 }
 

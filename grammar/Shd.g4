@@ -30,8 +30,8 @@ topItem
 meshDef : (KW_MESH | KW_SDY_MESH)? SYMBOL '=' meshBody ;
 
 meshBody
-  : '<' meshAxes? (',' deviceIds)? '>'
-  | '{' '<' meshAxes? '>' ',' deviceIds '}'
+  : '<' meshAxes? (',' deviceIds)? (',' axisTypes)? '>'
+  | '{' '<' meshAxes? '>' ',' deviceIds (',' axisTypes)? '}'
   ;
 
 meshAxes
@@ -42,6 +42,10 @@ meshAxes
 meshAxis : STRING '=' INT ;
 
 deviceIds : KW_DEVICE_IDS '=' '[' (INT (',' INT)*)? ']' ;
+
+// `axis_types=[explicit, auto]` (LANGUAGE.md section 10): the builder keeps
+// the words, the verifier checks them.
+axisTypes : KW_AXIS_TYPES '=' '[' (IDENT (',' IDENT)*)? ']' ;
 
 // ---- shardings ---------------------------------------------------------------
 // `sharding<@m, [...]>` or Shardy's short `<@m, [...]>`. The optional stray
@@ -146,6 +150,13 @@ opExpr
         KW_OUT_SHARDINGS '=' shardingList
         KW_MANUAL_AXES '=' axisSet
         '(' (param (',' param)*)? ')' block                                        # manualOp
+  // auto_axes / explicit_axes (LANGUAGE.md section 10): the verifier asks for
+  // the one sharding list each needs, with a note showing it.
+  | name=(KW_AUTO_AXES | KW_EXPLICIT_AXES) '(' (VALUE (',' VALUE)*)? ')'
+        KW_AXES '=' axisSet
+        (KW_IN_SHARDINGS '=' ins=shardingList)?
+        (KW_OUT_SHARDINGS '=' outs=shardingList)?
+        '(' (param (',' param)*)? ')' block                                        # axesOp
   | IDENT VALUE (',' VALUE)* attrDict?                                             # genericOp
   | IDENT attrDict                                                                 # genericOp
   ;
@@ -186,17 +197,18 @@ attrValue
   ;
 
 keyword
-  : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_SHARDING | KW_REPLICATED | KW_FUNC
+  : KW_MESH | KW_SDY_MESH | KW_DEVICE_IDS | KW_AXIS_TYPES | KW_SHARDING | KW_REPLICATED | KW_FUNC
   | KW_RETURN | KW_EINSUM | KW_CONSTANT | KW_SHARDING_CONSTRAINT | KW_RESHARD
   | KW_MANUAL_COMPUTATION | KW_IN_SHARDINGS | KW_OUT_SHARDINGS | KW_MANUAL_AXES
   | KW_DENSE | KW_TRUE | KW_FALSE | KW_FOR | KW_TO | KW_STEP | KW_CARRY | KW_WHILE
-  | KW_COND | KW_DO | KW_IF | KW_ELSE | KW_CALL
+  | KW_COND | KW_DO | KW_IF | KW_ELSE | KW_CALL | KW_AUTO_AXES | KW_EXPLICIT_AXES | KW_AXES
   ;
 
 // ---- lexer ------------------------------------------------------------------------
 KW_MESH : 'mesh' ;
 KW_SDY_MESH : 'sdy.mesh' ;
 KW_DEVICE_IDS : 'device_ids' ;
+KW_AXIS_TYPES : 'axis_types' ;
 KW_SHARDING : 'sharding' ;
 KW_REPLICATED : 'replicated' ;
 KW_FUNC : 'func' | 'func.func' ;
@@ -209,6 +221,9 @@ KW_MANUAL_COMPUTATION : 'manual_computation' | 'sdy.manual_computation' ;
 KW_IN_SHARDINGS : 'in_shardings' ;
 KW_OUT_SHARDINGS : 'out_shardings' ;
 KW_MANUAL_AXES : 'manual_axes' ;
+KW_AUTO_AXES : 'auto_axes' ;
+KW_EXPLICIT_AXES : 'explicit_axes' ;
+KW_AXES : 'axes' ;
 KW_DENSE : 'dense' ;
 KW_TRUE : 'true' ;
 KW_FOR : 'for' ;

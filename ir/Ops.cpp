@@ -45,6 +45,10 @@ const std::vector<OpInfo> &allOps() {
         {OpKind::Reshard, "reshard", OpGroup::ShardingOp, 1, 1, "explicit resharding point (JAX)"});
     v.push_back({OpKind::ManualComputation, "manual_computation", OpGroup::Manual, 0, -1,
                  "body on local shapes along the manual axes"});
+    v.push_back({OpKind::AutoAxes, "auto_axes", OpGroup::Manual, 0, -1,
+                 "body with the named explicit axes auto; results resharded to out_shardings"});
+    v.push_back({OpKind::ExplicitAxes, "explicit_axes", OpGroup::Manual, 0, -1,
+                 "body with the named auto axes explicit; operands resharded to in_shardings"});
     v.push_back(
         {OpKind::AllGather, "all_gather", OpGroup::Collective, 1, 1, "gather a dim over axes"});
     v.push_back({OpKind::AllReduce, "all_reduce", OpGroup::Collective, 1, 1, "reduce over axes"});

@@ -49,6 +49,8 @@ enum class OpKind {
   ShardingConstraint,
   Reshard,
   ManualComputation,
+  AutoAxes,
+  ExplicitAxes,
   AllGather,
   AllReduce,
   ReduceScatter,
@@ -71,7 +73,7 @@ enum class OpGroup {
   Shape,       // reshape, transpose, broadcast, concat, slice, pad
   Creation,    // nullary: constant, iota, random_*
   ShardingOp,  // sharding_constraint, reshard
-  Manual,      // manual_computation
+  Manual,      // region ops: manual_computation, auto_axes, explicit_axes
   Collective,  // all_gather ... axis_index
   ControlFlow, // for, while, if (ops with regions that capture), call
 };

@@ -365,6 +365,27 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     os_ << indent << "}";
     break;
   }
+  case OpKind::AutoAxes:
+  case OpKind::ExplicitAxes: {
+    special = {"axes", "in_shardings", "out_shardings"};
+    const Attribute *axes = op.attr(attrs::axes);
+    os_ << op.name() << " (" << operandList()
+        << ") axes=" << printAxisSet(axes ? axes->axes : std::vector<AxisRef>{});
+    for (const char *name : {"in_shardings", "out_shardings"})
+      if (const Attribute *a = op.attr(name)) {
+        os_ << " " << name << "=[";
+        for (size_t i = 0; i < a->shardings.size(); ++i)
+          os_ << (i ? ", " : "") << sharding(a->shardings[i]);
+        os_ << "]";
+      }
+    os_ << " (";
+    for (size_t i = 0; i < op.body->args.size(); ++i)
+      os_ << (i ? ", " : "") << param(*op.body->args[i]);
+    os_ << ") {\n";
+    printBlockBody(*op.body, indent + "  ");
+    os_ << indent << "}";
+    break;
+  }
   case OpKind::For:
   case OpKind::While:
   case OpKind::If:
@@ -390,7 +411,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
     allTyped &= t != nullptr;
   }
   bool perValue = !allTyped && op.results.size() == 1 && op.results[0]->sharding.has_value() &&
-                  op.kind != OpKind::ManualComputation;
+                  opInfo(op.kind).group != OpGroup::Manual;
 
   std::vector<const NamedAttribute *> attrs;
   for (const auto &a : op.attrs)
@@ -402,7 +423,7 @@ void ModulePrinter::printOp(const Op &op, const std::string &indent) {
   // An op without operands always writes its attribute dict, even `{}`: the
   // grammar requires it (it keeps `%r = iota` apart from a following `%v : T`).
   bool needsDict = op.operands.empty() && op.kind != OpKind::Constant;
-  if (op.kind != OpKind::ManualComputation && !isControlFlow(op.kind) &&
+  if (opInfo(op.kind).group != OpGroup::Manual && !isControlFlow(op.kind) &&
       (!attrs.empty() || perValue || needsDict)) {
     os_ << " {";
     bool first = true;
@@ -497,6 +518,12 @@ std::string printMeshBody(const Mesh &mesh) {
     iota = mesh.deviceIds[i] == static_cast<int64_t>(i);
   if (!mesh.deviceIds.empty() && !iota)
     out += ", device_ids=" + printIntList(mesh.deviceIds);
+  if (mesh.hasExplicitAxis()) {
+    out += ", axis_types=[";
+    for (size_t i = 0; i < mesh.axes.size(); ++i)
+      out += std::string(i ? ", " : "") + axisTypeName(mesh.axes[i].type);
+    out += "]";
+  }
   return out + ">";
 }
 

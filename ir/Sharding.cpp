@@ -50,6 +50,38 @@ std::vector<std::string> Mesh::axisNames() const {
   return names;
 }
 
+bool Mesh::isExplicit(const std::string &axisName) const {
+  const MeshAxis *axis = findAxis(axisName);
+  return axis && axis->type == AxisType::Explicit;
+}
+
+bool Mesh::hasExplicitAxis() const {
+  return std::any_of(axes.begin(), axes.end(),
+                     [](const MeshAxis &a) { return a.type == AxisType::Explicit; });
+}
+
+bool Mesh::hasAutoAxis() const {
+  return std::any_of(axes.begin(), axes.end(),
+                     [](const MeshAxis &a) { return a.type == AxisType::Auto; });
+}
+
+std::string Mesh::axisTypesText() const {
+  std::string out;
+  for (const MeshAxis &a : axes)
+    out += fmt::format("{}{}: {}", out.empty() ? "" : ", ", a.name, axisTypeName(a.type));
+  return out;
+}
+
+std::optional<AxisType> parseAxisType(const std::string &word) {
+  if (word == "auto")
+    return AxisType::Auto;
+  if (word == "explicit")
+    return AxisType::Explicit;
+  return std::nullopt;
+}
+
+const char *axisTypeName(AxisType type) { return type == AxisType::Explicit ? "explicit" : "auto"; }
+
 std::string AxisRef::str() const {
   if (!isSubAxis())
     return fmt::format("\"{}\"", name);

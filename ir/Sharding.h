@@ -11,10 +11,23 @@
 
 namespace shardc {
 
+/// How an axis is sharded (LANGUAGE.md section 10, JAX's AxisType): auto
+/// axes are decided by propagation, explicit axes are part of the type and
+/// computed by each op's rule (passes/explicit).
+enum class AxisType { Auto, Explicit };
+
 /// One named axis of a mesh.
 struct MeshAxis {
   std::string name;
   int64_t size = 0;
+  Loc loc;
+  AxisType type = AxisType::Auto;
+};
+
+/// One word of a mesh's `axis_types=[...]`, as written (the verifier checks
+/// the count and the words; the builder sets MeshAxis::type from them).
+struct AxisTypeWord {
+  std::string word;
   Loc loc;
 };
 
@@ -30,6 +43,11 @@ struct Mesh {
   /// Written as `{<[...]>, device_ids=[...]}` (the seed's braced form).
   Loc loc;
   Loc deviceIdsLoc;
+  /// `axis_types=[...]` as written; empty when not written (every axis auto,
+  /// or explicit under --explicit).
+  std::vector<AxisTypeWord> axisTypes;
+  bool axisTypesWritten = false;
+  Loc axisTypesLoc;
 
   /// Product of the axis sizes (1 for a mesh without axes).
   int64_t deviceCount() const;
@@ -41,7 +59,18 @@ struct Mesh {
   /// The device id at row-major position `linear` of the mesh.
   int64_t deviceAt(int64_t linear) const;
   std::vector<std::string> axisNames() const;
+  /// Whether axis `axisName` is explicit (false for an unknown axis).
+  bool isExplicit(const std::string &axisName) const;
+  /// Whether some axis is explicit / some axis is auto.
+  bool hasExplicitAxis() const;
+  bool hasAutoAxis() const;
+  /// `x: explicit, y: auto` (what hover and --explain show beside a type).
+  std::string axisTypesText() const;
 };
+
+/// `auto` or `explicit`; nullopt for another word.
+std::optional<AxisType> parseAxisType(const std::string &word);
+const char *axisTypeName(AxisType type);
 
 /// A full axis (`"x"`, preSize == 0, size == 0: look its size up in the mesh)
 /// or a sub-axis (`"x":(m)k`, preSize = m, size = k). `name` is the text

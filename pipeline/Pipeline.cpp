@@ -12,6 +12,7 @@
 #include "pipeline/Pipeline.h"
 
 #include "frontend/Parser.h"
+#include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "passes/Passes.h"
 
@@ -99,8 +100,46 @@ template <bool (*pass)(Module &, DiagnosticEngine &)> bool runPass(PipelineState
   return true;
 }
 
+/// Whether some axis is explicit somewhere: on a mesh, or inside an
+/// explicit_axes region (auto_axes regions need explicit axes too).
+bool hasExplicitAxes(Module &module) {
+  return hasAxesRegions(module) ||
+         std::any_of(module.meshes.begin(), module.meshes.end(),
+                     [](const auto &mesh) { return mesh->hasExplicitAxis(); });
+}
+
+/// By the meshes' axis types (LANGUAGE.md section 10): propagation when
+/// every axis is auto, the explicit rules when every axis is explicit, both
+/// (explicit axes typed, auto axes propagated) on mixed meshes. A check only
+/// (`checkOnly`) puts the shardings back afterwards.
+void assignShardings(PipelineState &s) {
+  if (!hasExplicitAxes(*s.module)) {
+    propagateShardings(*s.module, s.diags, s.options.origins);
+    return;
+  }
+  std::optional<ShardingSnapshot> checked;
+  std::vector<std::pair<Sharding *, Sharding>> attributes;
+  if (s.checkOnly) {
+    checked = takeSnapshot(*s.module);
+    walkBlocks(*s.module, [&](Block &b) {
+      for (auto &op : b.ops)
+        for (NamedAttribute &a : op->attrs)
+          for (Sharding &sharding : a.value.shardings)
+            attributes.emplace_back(&sharding, sharding);
+    });
+  }
+  if (hasMixedAxes(*s.module))
+    inferMixedShardings(*s.module, s.diags, s.options.origins, s.checkOnly);
+  else
+    inferExplicitShardings(*s.module, s.diags);
+  if (checked)
+    restoreSnapshot(*checked);
+  for (auto &[where, sharding] : attributes)
+    *where = std::move(sharding);
+}
+
 bool propagate(PipelineState &s) {
-  propagateShardings(*s.module, s.diags, s.options.origins);
+  assignShardings(s);
   return true;
 }
 
@@ -109,14 +148,27 @@ bool autoShardStage(PipelineState &s) {
   return true;
 }
 
+/// --explicit: every axis without a written type is explicit. Returns the
+/// meshes it changed.
+std::vector<Mesh *> makeUnwrittenAxesExplicit(Module &module) {
+  std::vector<Mesh *> changed;
+  for (auto &mesh : module.meshes)
+    if (!mesh->axisTypesWritten && !mesh->axes.empty()) {
+      for (MeshAxis &axis : mesh->axes)
+        axis.type = AxisType::Explicit;
+      changed.push_back(mesh.get());
+    }
+  return changed;
+}
+
 bool explicitShardings(PipelineState &s) {
-  if (!s.checkOnly) {
-    inferExplicitShardings(*s.module, s.diags);
-    return true;
-  }
-  ShardingSnapshot checked = takeSnapshot(*s.module);
-  inferExplicitShardings(*s.module, s.diags);
-  restoreSnapshot(checked);
+  std::vector<Mesh *> changed = makeUnwrittenAxesExplicit(*s.module);
+  assignShardings(s);
+  // --emit=ir prints the program as checked: axis types as written too.
+  if (s.checkOnly)
+    for (Mesh *mesh : changed)
+      for (MeshAxis &axis : mesh->axes)
+        axis.type = AxisType::Auto;
   return true;
 }
 
@@ -286,7 +338,7 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
   PipelineState state{file, diags, options, nullptr};
   state.checkOnly = options.explicitMode && options.emit == "ir" && !options.throughPropagation &&
                     !options.backend;
-  const std::string_view last = lastStage(options);
+  std::string_view last = lastStage(options);
   for (const Stage &stage : allStages()) {
     if (stage.enabled && !stage.enabled(options))
       continue;
@@ -299,6 +351,14 @@ std::unique_ptr<Module> compile(const SourceFile &file, DiagnosticEngine &diags,
     }
     if (!state.module)
       return nullptr; // nothing parsed
+    // Explicit axes are a check: with axis_types written, the checks run
+    // their rules even without --explicit (and --emit=ir still prints the
+    // program as checked).
+    if (stage.name == std::string_view("parse") && last == kLastCheckingStage &&
+        hasExplicitAxes(*state.module)) {
+      last = "propagate-shardings";
+      state.checkOnly = true;
+    }
     if (produced && wantsDump(stage, options))
       options.dumpIR(std::string("// -----// IR Dump After ") + stage.name + " //----- //\n" +
                      stage.printIR(state));

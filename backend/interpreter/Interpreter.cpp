@@ -152,6 +152,14 @@ private:
                                  const std::vector<const PerInstance *> &operands) {
     if (op.kind == OpKind::ManualComputation)
       return runManual(op, instances, operands);
+    // auto_axes / explicit_axes change axis types only: the body runs on
+    // the operands' values, which the reshards at its edges keep.
+    if (op.kind == OpKind::AutoAxes || op.kind == OpKind::ExplicitAxes) {
+      std::vector<PerInstance> args;
+      for (const PerInstance *v : operands)
+        args.push_back(*v);
+      return runBlock(*op.body, instances, std::move(args));
+    }
     if (opInfo(op.kind).group == OpGroup::Collective) {
       std::vector<const Tensor *> perInstance;
       for (size_t i = 0; i < instances.count() && !operands.empty(); ++i)

@@ -3,6 +3,7 @@
 
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
+#include "passes/propagate/ShardingOrigins.h"
 
 namespace shardc {
 
@@ -20,5 +21,20 @@ namespace shardc {
 /// every value carries a closed sharding. Returns false when it reported an
 /// error.
 bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
+
+/// Whether the program's meshes have both explicit and auto axes
+/// (LANGUAGE.md section 10).
+bool hasMixedAxes(Module &module);
+
+/// Mixed meshes: inferExplicitShardings on every sharding restricted to the
+/// explicit axes (sharding_constraint asserts on them, reshard moves them and
+/// may not name an auto axis), then propagateShardings for the auto axes,
+/// the explicit parts held fixed (written auto axes are constraints); the
+/// auto_axes / explicit_axes regions are lowered away before propagation
+/// (their body inlined between reshards). `checkOnly`: the explicit checks
+/// only, nothing lowered or propagated. Fills `origins` when not null.
+/// Returns false when it reported an error.
+bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
+                         bool checkOnly);
 
 } // namespace shardc

@@ -202,7 +202,10 @@ private:
       result = shardingOp(op);
       break;
     case OpGroup::Manual:
-      manual(op);
+      if (op.kind == OpKind::ManualComputation)
+        manual(op);
+      else
+        axesRegion(op);
       return;
     case OpGroup::ControlFlow:
       controlFlow(op);
@@ -365,6 +368,66 @@ private:
     for (size_t i = 0; i < op.results.size() && i < outs.size(); ++i)
       if (!op.results[i]->sharding)
         op.results[i]->sharding = outs[i];
+  }
+
+  /// auto_axes / explicit_axes (mixed_axes.cpp restricts each sharding to
+  /// the axes explicit where it is written: an auto_axes out_sharding
+  /// outside the region, an explicit_axes in_sharding inside it). The
+  /// region's axes are dropped from what crosses into an auto_axes body and
+  /// out of an explicit_axes one; explicit axes outside the region must
+  /// match on both sides.
+  void axesRegion(Op &op) {
+    const bool autoAxes = op.kind == OpKind::AutoAxes;
+    std::vector<AxisRef> axes = op.get(attrs::axes, std::vector<AxisRef>{});
+    std::vector<Sharding> list =
+        op.get(autoAxes ? attrs::outShardings : attrs::inShardings, std::vector<Sharding>{});
+    if (!op.body || list.size() != (autoAxes ? op.results.size() : op.operands.size()))
+      return;
+    for (size_t i = 0; i < op.operands.size() && i < op.body->args.size(); ++i) {
+      Value &operand = *op.operands[i];
+      Value &arg = *op.body->args[i];
+      if (autoAxes) {
+        arg.sharding = withoutManualAxes(*operand.sharding, axes);
+        continue;
+      }
+      Sharding outside = withoutManualAxes(list[i], axes);
+      if (!sameSharding(*operand.sharding, outside)) {
+        Loc loc = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
+        diags_
+            .error(loc, fmt::format("explicit_axes - in_shardings {} differs from operand {} on "
+                                    "the axes explicit outside the region: {} vs {}",
+                                    i, i, printSharding(outside), printSharding(*operand.sharding)))
+            .note(Loc{}, "explicit axes move only by reshard: " + reshardNote(operand, outside) +
+                             ", or change in_shardings " + std::to_string(i));
+        return;
+      }
+      arg.sharding = list[i];
+    }
+    block(*op.body);
+    const Block &body = *op.body;
+    for (size_t i = 0; i < op.results.size() && i < body.returned.size(); ++i) {
+      const Value *v = body.returned[i];
+      if (!v || !v->sharding)
+        continue;
+      if (!autoAxes) {
+        op.results[i]->sharding = withoutManualAxes(*v->sharding, axes);
+        continue;
+      }
+      Sharding expected = withoutManualAxes(list[i], axes);
+      if (!sameSharding(*v->sharding, expected)) {
+        Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
+        diags_
+            .error(loc, fmt::format("auto_axes - returned value {} ({}) differs from "
+                                    "out_shardings {} on the axes explicit outside the region: "
+                                    "{} vs {}",
+                                    i, valueName(*v), i, printSharding(*v->sharding),
+                                    printSharding(expected)))
+            .note(Loc{}, fmt::format("change out_shardings {} to {}", i,
+                                     printSharding(withFreeAxes(list[i], *v->sharding, axes))));
+        continue;
+      }
+      op.results[i]->sharding = list[i];
+    }
   }
 
   /// Each value the body returns must be sharded as its out_sharding without

@@ -127,6 +127,10 @@ std::optional<TensorType> inferShardingOrCollective(Op &op, InferContext &ctx);
 /// other rules it runs even when an operand type is unknown, so that errors
 /// inside the body are still found.
 void inferManualComputation(Op &op, InferContext &ctx);
+/// auto_axes, explicit_axes: the body sees global shapes, so each body
+/// argument has its operand's type and each result its returned value's
+/// (infer_types_axes.cpp).
+void inferAxesRegion(Op &op, InferContext &ctx);
 
 // ---- control flow (infer_types_control.cpp) ------------------------------------
 

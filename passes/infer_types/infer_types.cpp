@@ -202,6 +202,12 @@ void inferOp(Op &op, InferContext &ctx) {
     inferManualComputation(op, ctx);
     return;
   }
+  if (op.kind == OpKind::AutoAxes || op.kind == OpKind::ExplicitAxes) {
+    if (operandsKnown(op, ctx))
+      checkWrittenOperandTypes(op, ctx);
+    inferAxesRegion(op, ctx);
+    return;
+  }
   if (isControlFlow(op.kind)) {
     inferControlFlow(op, ctx);
     return;

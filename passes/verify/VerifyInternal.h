@@ -6,6 +6,7 @@
 // Every check reports the first error it finds and returns false.
 #pragma once
 
+#include "ir/AxisTypes.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
@@ -68,6 +69,12 @@ bool verifySharding(const Sharding &sharding, const TensorType *type, const std:
 /// manual axes. Returns the scope its body sees in `bodyScope`.
 bool verifyManualComputation(const Op &op, const Module &module, const ManualScope &scope,
                              ManualScope &bodyScope, DiagnosticEngine &diags);
+
+/// An auto_axes or explicit_axes op (verify_axes_regions.cpp): the sharding
+/// list each needs, its axes of the types the region changes (`types`, the
+/// axis types around it), out_shardings within the region's axes.
+bool verifyAxesRegion(const Op &op, const Module &module, const AxisTypeScope &types,
+                      DiagnosticEngine &diags);
 
 /// A collective op's `axes`, `axis` and `pairs` attributes.
 bool verifyCollective(const Op &op, const Module &module, const ManualScope &scope,

@@ -3,6 +3,7 @@
 #include "passes/verify/VerifyInternal.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -49,7 +50,31 @@ bool verifyDeviceIds(const Mesh &mesh, DiagnosticEngine &diags) {
   return true;
 }
 
+/// `axis_types=[...]`: one known word per axis.
+bool verifyAxisTypes(const Mesh &mesh, DiagnosticEngine &diags) {
+  if (!mesh.axisTypesWritten)
+    return true;
+  for (const AxisTypeWord &w : mesh.axisTypes)
+    if (!parseAxisType(w.word)) {
+      diags.error(w.loc, fmt::format("mesh @{} - unknown axis type: {}", mesh.name, w.word))
+          .note(Loc{}, "an axis type is `auto` or `explicit`");
+      return false;
+    }
+  if (mesh.axisTypes.size() != mesh.axes.size()) {
+    diags
+        .error(mesh.axisTypesLoc,
+               fmt::format("mesh @{} - axis_types needs one entry per axis: {} given, {} axes",
+                           mesh.name, mesh.axisTypes.size(), mesh.axes.size()))
+        .note(mesh.loc,
+              fmt::format("mesh @{} has axes {}", mesh.name, fmt::join(mesh.axisNames(), ", ")));
+    return false;
+  }
+  return true;
+}
+
 bool verifyMesh(const Mesh &mesh, DiagnosticEngine &diags) {
+  if (!verifyAxisTypes(mesh, diags))
+    return false;
   for (const MeshAxis &axis : mesh.axes)
     if (axis.size < 1) {
       diags.error(axis.loc,

@@ -401,6 +401,8 @@ private:
     if (opInfo(op.kind).group == OpGroup::Collective &&
         !verifyCollective(op, module_, scope, diags_))
       ok_ = false;
+    if (isAxesRegion(op) && !verifyAxesRegion(op, module_, axisTypes_, diags_))
+      ok_ = false;
     bool shardingOp = op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard;
     for (const NamedAttribute &attr : op.attrs) {
       if (manual && (attr.name == "in_shardings" || attr.name == "out_shardings"))
@@ -422,16 +424,21 @@ private:
       std::string where = op.results.size() == 1 ? "result" : fmt::format("result {}", i);
       check(*result.sharding, typeOf(result), where, scope);
     }
+    // An auto_axes / explicit_axes body sees its axes' types changed.
+    AxisTypeScope outer = axisTypes_;
+    axisTypes_ = shardc::bodyScope(op, module_, outer);
     if (op.kind == OpKind::ManualComputation && op.body)
       verifyBlock(*op.body, "", bodyScope);
     else
       for (Block *region : op.regions())
         verifyBlock(*region, "", scope);
+    axisTypes_ = std::move(outer);
   }
 
   const Module &module_;
   DiagnosticEngine &diags_;
   bool ok_ = true;
+  AxisTypeScope axisTypes_; // changed by auto_axes / explicit_axes bodies
 };
 
 } // namespace

@@ -82,6 +82,8 @@ public:
     out += "| axis | size |\n|---|---|\n";
     for (const MeshAxis &a : m.axes)
       out += fmt::format("| \"{}\" | {} |\n", a.name, a.size);
+    if (m.hasExplicitAxis())
+      out += "\naxis types: " + m.axisTypesText() + "\n";
     out += "\n";
     if (m.deviceIdsWritten) {
       out += "device order (row-major over the axes): [";
@@ -126,15 +128,17 @@ private:
   std::string tensor(const TensorType &type, const Sharding *sharding,
                      const std::vector<DimOrigins> *dims, bool propagated) {
     std::string out = code(printType(type) + (sharding ? " " + printSharding(*sharding) : ""));
-    out += fmt::format("JAX: `{}`\n\n", jaxType(type, sharding));
+    const Module *module = analysis_.propagated() ? analysis_.propagated() : analysis_.module();
+    const Mesh *mesh = module && sharding ? module->findMesh(sharding->meshName) : nullptr;
+    // Each axis's type beside the type when the mesh has an explicit axis.
+    out += fmt::format("JAX: `{}`{}\n\n", jaxType(type, sharding),
+                       mesh && mesh->hasExplicitAxis() ? " (" + mesh->axisTypesText() + ")" : "");
     if (!propagated)
       out += analysis_.module() && analysis_.propagated() == nullptr
                  ? "as written: propagation did not run (the file has errors)\n\n"
                  : "";
     if (!sharding)
       return out + (propagated ? "replicated: no sharding reached it\n" : "no sharding written\n");
-    const Module *module = analysis_.propagated() ? analysis_.propagated() : analysis_.module();
-    const Mesh *mesh = module ? module->findMesh(sharding->meshName) : nullptr;
     if (mesh && sharding->dims.size() == type.rank())
       out += perDevice(type, *sharding, *mesh) + "\n";
     if (propagated && analysis_.explicitMode())

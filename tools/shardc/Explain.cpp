@@ -200,13 +200,18 @@ private:
   void entry(const std::string &name, Loc loc, const std::string &what, const TensorType &type,
              const Sharding *sharding, const std::vector<DimOrigins> *dims, Loc writtenAt) {
     out_ += fmt::format("\n{}  {}  {}\n", name, locText(loc), what);
-    out_ += fmt::format("  type      {}   {}\n", printType(type), jaxType(type, sharding));
+    const Mesh *mesh = sharding ? module_.findMesh(sharding->meshName) : nullptr;
+    // A mesh with an explicit axis: each axis's type beside the type, as
+    // jax.typeof with get_abstract_mesh shows it.
+    std::string axisTypes =
+        mesh && mesh->hasExplicitAxis() ? "   (" + mesh->axisTypesText() + ")" : "";
+    out_ +=
+        fmt::format("  type      {}   {}{}\n", printType(type), jaxType(type, sharding), axisTypes);
     if (!sharding) {
       out_ += "  sharding  replicated (no sharding reached it)\n";
       return;
     }
     out_ += fmt::format("  sharding  {}\n", printSharding(*sharding));
-    const Mesh *mesh = module_.findMesh(sharding->meshName);
     if (mesh && sharding->dims.size() == type.rank())
       out_ += fmt::format("  local     {}\n", local(type, *sharding, *mesh));
     if (!origins_) {

@@ -1,0 +1,364 @@
+// Mixed meshes (LANGUAGE.md section 10): explicit axes are typed by each op's
+// rule (explicit_shardings.cpp), auto axes are decided by propagation, in one
+// compilation:
+//   1. `reshard` may not name an auto axis (it is a constraint: the error
+//      points at sharding_constraint);
+//   2. every sharding is restricted to its mesh's explicit axes (closed, no
+//      priorities) and the explicit pass computes each value's explicit part:
+//      sharding_constraint asserts on those axes, reshard moves them;
+//   3. the written shardings come back (their auto axes are constraints);
+//      a value without one takes its explicit part with every dim open; each
+//      sharding lists the explicit axes it does not use as explicitly
+//      replicated, so propagation can add auto axes only;
+//   4. auto_axes / explicit_axes regions are lowered away: the body inlined,
+//      a reshard where the region moves a value (auto_axes results to their
+//      out_shardings, explicit_axes operands to their in_shardings) and an
+//      identity where only the type changes;
+//   5. propagation completes the auto axes; the replicated lists added in 3
+//      are dropped, and each value's explicit part must be what step 2 gave.
+// "Explicit" is where a sharding is written: inside an auto_axes body its
+// axes are auto, inside an explicit_axes body its axes are explicit
+// (ir/AxisTypes.h).
+// Example: @m = <["x"=2, "y"=4], axis_types=[explicit, auto]>, %a [{"x"}, {}]
+// and %b [{}, {"y"}]: %s = add %a, %b is typed [{"x"}, {}] on "x" and
+// propagation gives it [{"x"}, {"y"}].
+#include "ir/AxisTypes.h"
+#include "ir/Printer.h"
+#include "passes/explicit/ExplicitShardings.h"
+#include "passes/explicit/ExplicitShardingsInternal.h"
+#include "passes/propagate/Propagate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace shardc {
+namespace {
+
+using namespace explicit_shardings;
+
+bool named(const Sharding &s, const std::string &axis) {
+  auto hit = [&](const AxisRef &a) { return a.name == axis; };
+  for (const DimSharding &d : s.dims)
+    if (std::any_of(d.axes.begin(), d.axes.end(), hit))
+      return true;
+  return std::any_of(s.replicated.begin(), s.replicated.end(), hit);
+}
+
+class MixedAxes {
+public:
+  MixedAxes(Module &module, DiagnosticEngine &diags) : module_(module), diags_(diags) {}
+
+  bool run(ShardingOrigins *origins, bool lowerAndPropagate) {
+    collect();
+    checkReshards();
+    if (diags_.hasErrors())
+      return false;
+    // 2. The explicit parts.
+    for (Slot &slot : values_)
+      if (*slot.where)
+        restrict(**slot.where, slot.scope);
+    for (AttrSlot &slot : attributes_)
+      restrict(*slot.where, slot.scope);
+    for (ShardedTypeDecl &decl : module_.typeDecls)
+      restrict(decl.sharding, {});
+    bool ok = inferExplicitShardings(module_, diags_);
+    for (Slot &slot : values_)
+      slot.explicitPart = *slot.where;
+    // 3. The written shardings back, blocking the unused explicit axes.
+    for (AttrSlot &slot : attributes_) {
+      *slot.where = slot.written;
+      if (slot.reshardTarget)
+        for (DimSharding &d : slot.where->dims)
+          d.open = true; // the auto axes of a reshard's result are free
+      block(*slot.where, slot.scope);
+    }
+    for (ShardedTypeDecl &decl : module_.typeDecls)
+      decl.sharding = writtenDecls_[&decl - module_.typeDecls.data()];
+    for (Slot &slot : values_) {
+      std::optional<Sharding> merged = slot.written;
+      if (!merged && slot.constraint)
+        merged = *slot.constraint; // the attribute as merged above
+      if (!merged && slot.explicitPart) {
+        merged = *slot.explicitPart;
+        for (DimSharding &d : merged->dims)
+          d.open = true;
+      }
+      if (merged)
+        block(*merged, slot.scope);
+      *slot.where = std::move(merged);
+    }
+    if (!ok || !lowerAndPropagate)
+      return ok;
+    // 4. The regions lowered away; 5. propagation decides the auto axes.
+    lowerBlocks();
+    propagateShardings(module_, diags_, origins);
+    for (Slot &slot : values_)
+      if (*slot.where)
+        unblock(**slot.where, slot.scope);
+    // A reshard's attribute keeps the explicit axes it moves (of the mesh:
+    // the regions are gone), so that the printed program checks again.
+    for (AttrSlot &slot : attributes_)
+      if (slot.reshardTarget)
+        restrict(*slot.where, {});
+      else
+        unblock(*slot.where, slot.scope);
+    for (auto &lowered : loweredAttributes_)
+      restrict(*lowered.first, {});
+    for (ShardedTypeDecl &decl : module_.typeDecls)
+      unblock(decl.sharding, {});
+    checkExplicitParts();
+    return !diags_.hasErrors();
+  }
+
+private:
+  /// A value's sharding or a function result's, with what was written and
+  /// the explicit part step 2 computed.
+  struct Slot {
+    std::optional<Sharding> *where;
+    std::optional<Sharding> written;
+    std::optional<Sharding> explicitPart;
+    /// The result of a sharding_constraint or reshard: its attribute.
+    const Sharding *constraint = nullptr;
+    Loc loc;
+    AxisTypeScope scope;
+  };
+  /// A sharding written in an op attribute.
+  struct AttrSlot {
+    Sharding *where;
+    Sharding written;
+    bool reshardTarget = false;
+    AxisTypeScope scope;
+    const Op *op = nullptr;
+  };
+
+  void collect() {
+    // Attribute slots first: the constraint pointers below refer to them.
+    size_t attrCount = 0;
+    walkBlocks(module_, [&](Block &b) {
+      for (auto &op : b.ops)
+        for (NamedAttribute &a : op->attrs)
+          attrCount += a.value.shardings.size();
+    });
+    attributes_.reserve(attrCount);
+    collectBlock(module_.snippet.body, {});
+    for (auto &f : module_.functions)
+      collectBlock(f->body, {});
+    auto results = [&](Function &f) {
+      for (ResultSpec &spec : f.results)
+        values_.push_back({&spec.sharding, spec.sharding, {}, nullptr, spec.loc, {}});
+    };
+    results(module_.snippet);
+    for (auto &f : module_.functions)
+      results(*f);
+    for (const ShardedTypeDecl &decl : module_.typeDecls)
+      writtenDecls_.push_back(decl.sharding);
+  }
+
+  void collectBlock(Block &b, const AxisTypeScope &scope) {
+    auto value = [&](Value &v, const AxisTypeScope &where) {
+      values_.push_back({&v.sharding, v.sharding, {}, nullptr, v.loc, where});
+    };
+    for (auto &arg : b.args)
+      value(*arg, scope);
+    for (auto &op : b.ops) {
+      AxisTypeScope inner = isAxesRegion(*op) ? bodyScope(*op, module_, scope) : scope;
+      // An explicit_axes in_sharding is written for inside the region.
+      const AxisTypeScope &attrScope = op->kind == OpKind::ExplicitAxes ? inner : scope;
+      const Sharding *constraint = nullptr;
+      for (NamedAttribute &a : op->attrs)
+        for (Sharding &s : a.value.shardings) {
+          bool target = a.name == attrs::sharding.name &&
+                        (op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard);
+          attributes_.push_back(
+              {&s, s, target && op->kind == OpKind::Reshard, attrScope, op.get()});
+          if (target)
+            constraint = attributes_.back().where;
+        }
+      for (auto &r : op->results) {
+        value(*r, scope);
+        if (constraint && op->results.size() == 1)
+          values_.back().constraint = constraint;
+      }
+      for (Block *region : op->regions())
+        collectBlock(*region, inner);
+    }
+  }
+
+  /// 4. Each auto_axes / explicit_axes op, innermost first, replaced by its
+  /// body between the ops its boundary implies.
+  void lowerBlocks() {
+    walkBlocks(module_, [&](Block &b) { lower(b); });
+  }
+
+  void lower(Block &b) {
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : b.ops) {
+      if (!isAxesRegion(*op)) {
+        ops.push_back(std::move(op));
+        continue;
+      }
+      lower(*op->body);
+      const bool autoAxes = op->kind == OpKind::AutoAxes;
+      const Attribute *list = op->attr(autoAxes ? attrs::outShardings : attrs::inShardings);
+      Block &body = *op->body;
+      // Into the body: auto_axes changes the type only; explicit_axes
+      // reshards each operand to its in_sharding.
+      for (size_t i = 0; i < body.args.size(); ++i)
+        ops.push_back(edge(*op, autoAxes ? nullptr : &list->shardings[i], op->operands[i],
+                           std::move(body.args[i])));
+      for (auto &inner : body.ops)
+        ops.push_back(std::move(inner));
+      // Out of it: auto_axes reshards each result to its out_sharding.
+      for (size_t i = 0; i < op->results.size(); ++i)
+        ops.push_back(edge(*op, autoAxes ? &list->shardings[i] : nullptr, body.returned[i],
+                           std::move(op->results[i])));
+    }
+    b.ops = std::move(ops);
+  }
+
+  /// `%result = reshard %from target` (or `identity %from` without a target).
+  std::unique_ptr<Op> edge(const Op &region, const Sharding *target, Value *from,
+                           std::unique_ptr<Value> result) {
+    auto op = std::make_unique<Op>();
+    op->kind = target ? OpKind::Reshard : OpKind::Identity;
+    op->loc = region.loc;
+    op->operands.push_back(from);
+    op->operandLocs.push_back(region.loc);
+    if (target) {
+      Attribute a;
+      a.kind = Attribute::Kind::Sharding;
+      a.loc = target->loc;
+      a.shardings.push_back(*target);
+      op->attrs.push_back({"sharding", a, target->loc});
+      AxisTypeScope scope;
+      for (const AttrSlot &slot : attributes_)
+        if (slot.where == target)
+          scope = slot.scope;
+      loweredAttributes_.push_back({&op->attrs.back().value.shardings.front(), scope});
+    }
+    result->definingOp = op.get();
+    result->resultIndex = 0;
+    result->writtenType.reset();
+    op->results.push_back(std::move(result));
+    return op;
+  }
+
+  const Mesh *meshOf(const Sharding &s) const { return module_.findMesh(s.meshName); }
+
+  /// 1. A reshard moves explicit axes only.
+  void checkReshards() {
+    for (const AttrSlot &slot : attributes_) {
+      if (!slot.reshardTarget)
+        continue;
+      const Sharding &target = slot.written;
+      const Mesh *mesh = meshOf(target);
+      if (!mesh || !slot.scope.anyExplicit(*mesh))
+        continue; // a reshard among auto axes only is a constraint, as in default mode
+      for (const DimSharding &d : target.dims)
+        for (const AxisRef &a : d.axes) {
+          if (slot.scope.isExplicit(*mesh, a.name))
+            continue;
+          const Op &op = *slot.op;
+          Loc loc = a.loc.known() ? a.loc : op.loc;
+          diags_
+              .error(loc, fmt::format("reshard - axis {} of @{} is auto: reshard moves explicit "
+                                      "axes only",
+                                      a.str(), mesh->name))
+              .note(Loc{},
+                    fmt::format("an auto axis is a constraint for propagation: write "
+                                "sharding_constraint instead, e.g. %c = "
+                                "sharding_constraint {} {}",
+                                op.operands.empty() || !op.operands[0] ? std::string("%v")
+                                                                       : valueName(*op.operands[0]),
+                                printSharding(target)));
+          goto next;
+        }
+    next:;
+    }
+  }
+
+  /// `s` on its mesh's explicit axes only: closed, without priorities.
+  void restrict(Sharding &s, const AxisTypeScope &scope) const {
+    const Mesh *mesh = meshOf(s);
+    if (!mesh)
+      return;
+    for (DimSharding &d : s.dims) {
+      d.axes.erase(
+          std::remove_if(d.axes.begin(), d.axes.end(),
+                         [&](const AxisRef &a) { return !scope.isExplicit(*mesh, a.name); }),
+          d.axes.end());
+      d.open = false;
+      d.priority.reset();
+    }
+    s.replicated.clear();
+  }
+
+  /// Lists every explicit axis `s` does not name as explicitly replicated.
+  void block(Sharding &s, const AxisTypeScope &scope) const {
+    const Mesh *mesh = meshOf(s);
+    if (!mesh)
+      return;
+    for (const MeshAxis &axis : mesh->axes)
+      if (scope.isExplicit(*mesh, axis.name) && !named(s, axis.name))
+        s.replicated.push_back(AxisRef{axis.name, 0, 0, {}});
+  }
+
+  /// Drops the explicit axes from the replicated list (they mean nothing
+  /// there: an explicit axis not named in a dim is replicated).
+  void unblock(Sharding &s, const AxisTypeScope &scope) const {
+    const Mesh *mesh = meshOf(s);
+    if (!mesh)
+      return;
+    s.replicated.erase(
+        std::remove_if(s.replicated.begin(), s.replicated.end(),
+                       [&](const AxisRef &a) { return scope.isExplicit(*mesh, a.name); }),
+        s.replicated.end());
+  }
+
+  /// Propagation only adds auto axes: each value's explicit part is step 2's.
+  void checkExplicitParts() const {
+    for (const Slot &slot : values_) {
+      if (!slot.explicitPart || !*slot.where)
+        continue;
+      Sharding now = **slot.where;
+      restrict(now, slot.scope);
+      if (!sameSharding(now, *slot.explicitPart))
+        throw InternalError(slot.loc,
+                            fmt::format("mixed axes - propagation changed an explicit "
+                                        "axis: {} vs {}",
+                                        printSharding(now), printSharding(*slot.explicitPart)));
+    }
+  }
+
+  Module &module_;
+  DiagnosticEngine &diags_;
+  std::vector<Slot> values_;
+  std::vector<AttrSlot> attributes_;
+  std::vector<Sharding> writtenDecls_;
+  /// The reshards step 4 adds, with the scope their sharding was written in.
+  std::vector<std::pair<Sharding *, AxisTypeScope>> loweredAttributes_;
+};
+
+} // namespace
+
+bool hasMixedAxes(Module &module) {
+  if (hasAxesRegions(module))
+    return true;
+  bool explicitAxis = false, autoAxis = false;
+  for (const auto &mesh : module.meshes) {
+    explicitAxis = explicitAxis || mesh->hasExplicitAxis();
+    autoAxis = autoAxis || mesh->hasAutoAxis();
+  }
+  return explicitAxis && autoAxis;
+}
+
+bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
+                         bool checkOnly) {
+  if (diags.hasErrors())
+    return false;
+  return MixedAxes(module, diags).run(origins, !checkOnly);
+}
+
+} // namespace shardc
