@@ -1,6 +1,7 @@
 """The programs of a directory tree that the whole-suite lit tests run: every
 .shd file with a @main that is meant to compile (no expected diagnostics, no
---split-input-file chunks), outside Inputs/ directories, in sorted order.
+--split-input-file chunks, no `RUN: not %shardc %s` that says the compiler
+rejects it), outside Inputs/ directories, in sorted order.
 Shared by tests/lit/simulate and tests/lit/exec."""
 import os
 
@@ -15,6 +16,8 @@ def runnable_programs(top):
             path = os.path.join(root, name)
             with open(path, encoding="utf-8", errors="replace") as f:
                 text = f.read()
-            if "func @main" in text and "expected-" not in text and "split-input-file" not in text:
+            rejected = "RUN: not %shardc %s" in text
+            if ("func @main" in text and "expected-" not in text
+                    and "split-input-file" not in text and not rejected):
                 programs.append(path)
     return programs
