@@ -130,15 +130,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
     poison(resultNames);
     return;
   }
-  for (antlr4::tree::TerminalNode *name : resultNames) {
-    auto r = std::make_unique<Value>();
-    r->name = name->getText().substr(1);
-    r->loc = loc(name);
-    r->definingOp = op.get();
-    r->resultIndex = static_cast<int>(op->results.size());
-    r->typeKnown = false;
-    op->results.push_back(std::move(r));
-  }
+  addResults(*op, resultNames);
   applyTypeSpec(*op, buildTypeSpec(ctx->typeSpec()));
   for (auto &r : op->results)
     define(r.get());

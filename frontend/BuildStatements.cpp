@@ -143,6 +143,18 @@ void IRBuilder::addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode
   }
 }
 
+void IRBuilder::addResults(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names) {
+  for (antlr4::tree::TerminalNode *name : names) {
+    auto r = std::make_unique<Value>();
+    r->name = name->getText().substr(1);
+    r->loc = loc(name);
+    r->definingOp = &op;
+    r->resultIndex = static_cast<int>(op.results.size());
+    r->typeKnown = false;
+    op.results.push_back(std::move(r));
+  }
+}
+
 bool IRBuilder::checkOperandCount(Op &op) {
   const OpInfo &info = opInfo(op.kind);
   int n = static_cast<int>(op.operands.size());
@@ -332,16 +344,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     poison(resultNames);
     return;
   }
-  // Results: one per written name.
-  for (antlr4::tree::TerminalNode *name : resultNames) {
-    auto r = std::make_unique<Value>();
-    r->name = name->getText().substr(1);
-    r->loc = loc(name);
-    r->definingOp = op.get();
-    r->resultIndex = static_cast<int>(op->results.size());
-    r->typeKnown = false;
-    op->results.push_back(std::move(r));
-  }
+  addResults(*op, resultNames);
   if (attrDict) {
     std::vector<NamedAttribute> attrs = buildAttrDict(attrDict);
     applySdyShardings(*op, attrs);

@@ -85,6 +85,8 @@ private:
   void poison(const std::vector<antlr4::tree::TerminalNode *> &names);
   void define(Value *value);
   void addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
+  /// One result per written name, its type left to inference.
+  void addResults(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
   void applyTypeSpec(Op &op, TypeSpec spec);
   /// A control flow statement (BuildControlFlow.cpp): for, while, if, call.
   void buildControl(P::ControlStmtContext *ctx, Block &block);
