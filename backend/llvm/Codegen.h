@@ -7,6 +7,7 @@
 //                   OpenBLAS and libmvec
 #pragma once
 
+#include "backend/llvm/KernelUnit.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
@@ -16,6 +17,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class TargetMachine;
@@ -31,12 +33,20 @@ struct CodegenError : std::runtime_error {
   CodegenError(Loc loc, const std::string &message) : std::runtime_error(message), loc(loc) {}
 };
 
-/// Lowers `spmd` (compile(..., {emit = "spmd"})) to an LLVM module holding
-/// the shardrt_program description, the kernel, and
-/// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`.
-/// `programName` is shown by the executable's --help and messages.
-/// Throws CodegenError.
-std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                                           const std::string &programName);
+/// A lowered program: the driver module and the distinct kernels it calls.
+struct LoweredProgram {
+  /// The shardrt_program description, the kernel that calls the kernel
+  /// units in order, and `int main(int argc, char **argv) { return
+  /// shardrt_main(&program, kernel, argc, argv); }`.
+  std::unique_ptr<llvm::Module> driver;
+  std::vector<KernelUnit> kernels;
+  int64_t kernelCalls = 0; ///< calls of kernels in the driver
+};
+
+/// Lowers `spmd` (compile(..., {emit = "spmd"})) to a driver module in
+/// `context` and its kernels (KernelUnit.h). `programName` is shown by the
+/// executable's --help and messages. Throws CodegenError.
+LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
+                            const std::string &programName);
 
 } // namespace shardc::llvmgen
