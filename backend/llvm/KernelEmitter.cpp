@@ -26,6 +26,7 @@ llvm::Function *KernelEmitter::emit() {
       builder_.getVoidTy(), {i8p, i8p->getPointerTo(), i8p->getPointerTo()}, false);
   auto *kernel = llvm::Function::Create(kernelType, llvm::GlobalValue::InternalLinkage,
                                         "shardc.kernel", module_);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind); // no unwind tables for thousands of calls
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
   k_ = std::make_unique<KernelLowering>(context, module_, builder_, program_, kernel->getArg(0));
   for (size_t i = 0; i < program_.meshes.size(); ++i)

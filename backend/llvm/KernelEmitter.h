@@ -62,9 +62,18 @@ private:
   /// Emits `body` into a kernel module of its own (or finds the equal
   /// kernel emitted before) and a call of it here with its arguments.
   void emitKernelCall(const std::function<void(KernelLowering &)> &body);
-  /// Keeps the kernel `unit` (new) or drops it for the equal one kept
-  /// before; returns the symbol to call.
-  const std::string &addKernel(KernelUnit unit);
+  /// One argument of a kernel: a buffer (its storage) or a pointer constant
+  /// of the driver module (a description constant, an op id as inttoptr).
+  using KernelArgument = std::pair<const Value *, llvm::Constant *>;
+  /// Emits `body` as a kernel module in `context` (the unit owns it when
+  /// `owned`); `arguments` receives what the driver passes.
+  KernelUnit emitKernel(llvm::LLVMContext &context, std::unique_ptr<llvm::LLVMContext> owned,
+                        const std::function<void(KernelLowering &)> &body,
+                        std::vector<KernelArgument> &arguments);
+  /// Where candidate kernels are emitted to find their key: most are equal
+  /// to one emitted before and are dropped, and a context of their own
+  /// each would cost more than the rest of their lowering.
+  std::unique_ptr<llvm::LLVMContext> scratch_;
   void lowerBlock(const Block &block, bool topLevel);
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);

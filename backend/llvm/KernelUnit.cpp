@@ -10,20 +10,6 @@
 #include <llvm/Support/raw_ostream.h>
 
 namespace shardc::llvmgen {
-namespace {
-
-/// One argument of a kernel: a buffer (its storage) or a pointer constant
-/// of the driver module (a description constant, an op id as inttoptr).
-struct KernelArgument {
-  const Value *storage = nullptr;
-  llvm::Constant *constant = nullptr;
-  bool operator==(const KernelArgument &o) const {
-    return storage == o.storage && constant == o.constant;
-  }
-};
-
-} // namespace
-
 std::string kernelKey(const llvm::Module &module) {
   std::string text;
   llvm::raw_string_ostream out(text);
@@ -44,40 +30,31 @@ std::string sha1Hex(const std::string &text) {
   return hex;
 }
 
-const std::string &KernelEmitter::addKernel(KernelUnit unit) {
-  auto [it, added] = kernelByKey_.emplace(unit.key, kernels_.size());
-  if (added) {
-    unit.symbol = "shardc_kernel_" + sha1Hex(unit.key);
-    unit.module->getFunction("kernel")->setName(unit.symbol);
-    kernels_.push_back(std::move(unit));
-  }
-  KernelUnit &kept = kernels_[it->second];
-  ++kept.calls;
-  return kept.symbol;
-}
-
-void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &body) {
+KernelUnit KernelEmitter::emitKernel(llvm::LLVMContext &context,
+                                     std::unique_ptr<llvm::LLVMContext> owned,
+                                     const std::function<void(KernelLowering &)> &body,
+                                     std::vector<KernelArgument> &arguments) {
   KernelUnit unit;
-  unit.context = std::make_unique<llvm::LLVMContext>();
-  unit.module = std::make_unique<llvm::Module>("shardc.kernel", *unit.context);
-  llvm::IRBuilder<> b(*unit.context);
+  unit.context = std::move(owned);
+  unit.module = std::make_unique<llvm::Module>("shardc.kernel", context);
+  llvm::IRBuilder<> b(context);
   auto *i8p = b.getInt8PtrTy();
   auto *type = llvm::FunctionType::get(b.getVoidTy(), {i8p, i8p->getPointerTo()}, false);
   auto *fn =
       llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage, "kernel", *unit.module);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
   fn->setVisibility(llvm::GlobalValue::HiddenVisibility);
-  auto *entry = llvm::BasicBlock::Create(*unit.context, "entry", fn);
-  auto *start = llvm::BasicBlock::Create(*unit.context, "start", fn);
+  auto *entry = llvm::BasicBlock::Create(context, "entry", fn);
+  auto *start = llvm::BasicBlock::Create(context, "start", fn);
   b.SetInsertPoint(entry);
   llvm::BranchInst *toStart = b.CreateBr(start);
   b.SetInsertPoint(start);
 
-  // Arguments are loaded at the entry, in the order first used.
-  std::vector<KernelArgument> arguments;
+  // Arguments are loaded at the entry, numbered in the order first used.
+  arguments.clear();
   auto argument = [&](KernelArgument a) -> llvm::Value * {
     size_t i = 0;
-    while (i < arguments.size() && !(arguments[i] == a))
+    while (i < arguments.size() && arguments[i] != a)
       ++i;
     llvm::IRBuilder<> at(toStart);
     llvm::Value *slot = at.CreateConstInBoundsGEP1_64(i8p, fn->getArg(1), i);
@@ -85,7 +62,7 @@ void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &
       arguments.push_back(a);
     return at.CreateLoad(i8p, slot, "arg" + std::to_string(i));
   };
-  KernelLowering k(*unit.context, *unit.module, b, program_, fn->getArg(0));
+  KernelLowering k(context, *unit.module, b, program_, fn->getArg(0));
   k.meshIndices = k_->meshIndices;
   k.setFusion(&k_->fusion());
   k.setCurrentMesh(k_->currentMesh());
@@ -115,11 +92,39 @@ void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &
   body(k);
   b.CreateRetVoid();
   unit.key = kernelKey(*unit.module);
-  std::string problems;
-  llvm::raw_string_ostream out(problems);
-  if (llvm::verifyFunction(*fn, &out))
-    throw std::logic_error("the LLVM backend produced an invalid kernel: " + out.str());
-  const std::string &symbol = addKernel(std::move(unit));
+  return unit;
+}
+
+void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &body) {
+  // A candidate in the scratch context first: when its key is known, it is
+  // dropped; when new, it is emitted again in a context of its own (kernels
+  // compile on threads), which must give the same key.
+  const bool discardNames = module_.getContext().shouldDiscardValueNames();
+  if (!scratch_) {
+    scratch_ = std::make_unique<llvm::LLVMContext>();
+    scratch_->setDiscardValueNames(discardNames);
+  }
+  std::vector<KernelArgument> arguments;
+  std::string key = emitKernel(*scratch_, nullptr, body, arguments).key;
+  auto [known, added] = kernelByKey_.emplace(std::move(key), kernels_.size());
+  if (added) {
+    auto context = std::make_unique<llvm::LLVMContext>();
+    context->setDiscardValueNames(discardNames);
+    llvm::LLVMContext &own = *context;
+    KernelUnit unit = emitKernel(own, std::move(context), body, arguments);
+    if (unit.key != known->first)
+      throw std::logic_error("the LLVM backend emitted one kernel two ways");
+    std::string problems;
+    llvm::raw_string_ostream out(problems);
+    if (llvm::verifyModule(*unit.module, &out))
+      throw std::logic_error("the LLVM backend produced an invalid kernel: " + out.str());
+    unit.symbol = "shardc_kernel_" + sha1Hex(unit.key);
+    unit.module->getFunction("kernel")->setName(unit.symbol);
+    kernels_.push_back(std::move(unit));
+  }
+  KernelUnit &kernel = kernels_[known->second];
+  ++kernel.calls;
+  const std::string &symbol = kernel.symbol;
 
   // The call: the arguments into the driver's array, computed here.
   ++kernelCalls_;
@@ -127,9 +132,9 @@ void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &
   auto *driverI8p = builder_.getInt8PtrTy();
   k_->resetBuffers();
   for (size_t i = 0; i < arguments.size(); ++i) {
-    llvm::Value *value = arguments[i].storage
-                             ? k_->buffer(arguments[i].storage)
-                             : llvm::ConstantExpr::getPointerCast(arguments[i].constant, driverI8p);
+    llvm::Value *value = arguments[i].first
+                             ? k_->buffer(arguments[i].first)
+                             : llvm::ConstantExpr::getPointerCast(arguments[i].second, driverI8p);
     builder_.CreateStore(value, builder_.CreateConstInBoundsGEP1_64(driverI8p, kernelArgs_, i));
   }
   llvm::FunctionCallee callee = module_.getOrInsertFunction(

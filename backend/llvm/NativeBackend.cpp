@@ -59,6 +59,9 @@ bool NativeBackend::lower(const Module &spmd, DiagnosticEngine &diags) {
     diags.error(Loc{}, "the program has no func @main: nothing to compile into an executable");
     return false;
   }
+  // Names of values only help a reader of the IR; without them the kernels'
+  // keys are shorter and every module is cheaper to build.
+  state_->context.setDiscardValueNames(!options_.keepIR);
   try {
     state_->program = llvmgen::lowerProgram(spmd, state_->context, programName_);
   } catch (const llvmgen::CodegenError &e) {
