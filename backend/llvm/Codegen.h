@@ -1,10 +1,12 @@
 // The LLVM backend's entry points, in the order the driver calls them:
-//   lowerProgram    the partitioned module -> an LLVM module with main()
-//   optimizeModule  LLVM's O3 pipeline for the target CPU (vector math
-//                   through libmvec)
-//   emitObjectFile  TargetMachine -> a relocatable object
-//   linkExecutable  the system C compiler links it with libshardrt, MPICH,
-//                   OpenBLAS and libmvec
+//   lowerProgram     the partitioned module -> a driver module with main()
+//                    and its distinct kernels (KernelUnit.h)
+//   optimizeKernels  LLVM's O3 pipeline for the target CPU (vector math
+//                    through libmvec) on each kernel the cache lacks
+//   compileKernels   TargetMachine -> object code per kernel
+//                    (KernelCompiler.h); the driver with emitObject
+//   linkExecutable   the system C compiler links them with libshardrt,
+//                    MPICH, OpenBLAS and libmvec
 #pragma once
 
 #include "backend/llvm/KernelUnit.h"

@@ -209,27 +209,4 @@ bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, std::string 
   return true;
 }
 
-bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
-                    std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
-  llvm::legacy::PassManager passes;
-  if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
-    error = "LLVM cannot emit an object file for this target";
-    return false;
-  }
-  passes.run(module);
-  out.flush();
-  if (out.has_error()) {
-    error = "cannot write " + path + ": " + out.error().message();
-    out.clear_error();
-    return false;
-  }
-  return true;
-}
-
 } // namespace shardc::llvmgen

@@ -35,8 +35,4 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
 bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, std::string &object,
                 std::string &error);
 
-/// Writes the module as a relocatable object to `path`. False with `error`.
-bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
-                    std::string &error);
-
 } // namespace shardc::llvmgen
