@@ -22,6 +22,8 @@ std::string PhaseTimes::render() const {
     out += fmt::format("  {:<26} {:9.4f} s  {:5.1f}%\n", name, seconds,
                        total > 0 ? 100 * seconds / total : 0.0);
   out += fmt::format("  {:<26} {:9.4f} s\n", "total", total);
+  for (const std::string &note : notes_)
+    out += note;
   return out;
 }
 

@@ -15,11 +15,14 @@ public:
   /// Adds `seconds` to the phase `name` (a phase run per chunk of
   /// --split-input-file adds up); phases keep the order they first ran in.
   void add(const std::string &name, double seconds);
-  /// The table: one line per phase, then the total.
+  /// A line shown after the table (e.g. the backend's kernel counts).
+  void addNote(std::string line) { notes_.push_back(std::move(line)); }
+  /// The table: one line per phase, then the total, then the notes.
   std::string render() const;
 
 private:
   std::vector<std::pair<std::string, double>> phases_;
+  std::vector<std::string> notes_;
 };
 
 /// Times a scope into `times` (when not null) as the phase `name`.

@@ -66,8 +66,8 @@ void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Functio
 
 } // namespace
 
-std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                                           const std::string &programName) {
+LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
+                            const std::string &programName) {
   const Function &main = mainFunction(spmd);
   auto module = std::make_unique<llvm::Module>(programName, context);
   ProgramDescription description(*module, spmd);
@@ -88,7 +88,11 @@ std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLV
   llvm::GlobalVariable *program =
       description.finish(programName, spmd.deviceCount(), inputs, outputs);
   emitMain(*module, program, kernelFunction);
-  return module;
+  LoweredProgram lowered;
+  lowered.driver = std::move(module);
+  lowered.kernels = kernel.takeKernels();
+  lowered.kernelCalls = kernel.kernelCalls();
+  return lowered;
 }
 
 } // namespace shardc::llvmgen

@@ -1,12 +1,15 @@
 // The LLVM backend's entry points, in the order the driver calls them:
-//   lowerProgram    the partitioned module -> an LLVM module with main()
-//   optimizeModule  LLVM's O3 pipeline for the target CPU (vector math
-//                   through libmvec)
-//   emitObjectFile  TargetMachine -> a relocatable object
-//   linkExecutable  the system C compiler links it with libshardrt, MPICH,
-//                   OpenBLAS and libmvec
+//   lowerProgram     the partitioned module -> a driver module with main()
+//                    and its distinct kernels (KernelUnit.h)
+//   optimizeKernels  LLVM's O3 pipeline for the target CPU (vector math
+//                    through libmvec) on each kernel the cache lacks
+//   compileKernels   TargetMachine -> object code per kernel
+//                    (KernelCompiler.h); the driver with emitObject
+//   linkExecutable   the system C compiler links them with libshardrt,
+//                    MPICH, OpenBLAS and libmvec
 #pragma once
 
+#include "backend/llvm/KernelUnit.h"
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 
@@ -16,6 +19,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class TargetMachine;
@@ -31,12 +35,20 @@ struct CodegenError : std::runtime_error {
   CodegenError(Loc loc, const std::string &message) : std::runtime_error(message), loc(loc) {}
 };
 
-/// Lowers `spmd` (compile(..., {emit = "spmd"})) to an LLVM module holding
-/// the shardrt_program description, the kernel, and
-/// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`.
-/// `programName` is shown by the executable's --help and messages.
-/// Throws CodegenError.
-std::unique_ptr<llvm::Module> lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                                           const std::string &programName);
+/// A lowered program: the driver module and the distinct kernels it calls.
+struct LoweredProgram {
+  /// The shardrt_program description, the kernel that calls the kernel
+  /// units in order, and `int main(int argc, char **argv) { return
+  /// shardrt_main(&program, kernel, argc, argv); }`.
+  std::unique_ptr<llvm::Module> driver;
+  std::vector<KernelUnit> kernels;
+  int64_t kernelCalls = 0; ///< calls of kernels in the driver
+};
+
+/// Lowers `spmd` (compile(..., {emit = "spmd"})) to a driver module in
+/// `context` and its kernels (KernelUnit.h). `programName` is shown by the
+/// executable's --help and messages. Throws CodegenError.
+LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
+                            const std::string &programName);
 
 } // namespace shardc::llvmgen

@@ -32,7 +32,7 @@ struct CallBuilder {
 
   CallBuilder(KernelLowering &k, ProgramDescription &d, const Op &op) : k(k), d(d), op(op) {
     add(k.runtimeContext);
-    add(k.i64(k.opId(op)));
+    add(k.opIdValue(op));
   }
   CallBuilder &add(llvm::Value *v) {
     types.push_back(v->getType());
@@ -40,10 +40,10 @@ struct CallBuilder {
     return *this;
   }
   CallBuilder &add(int64_t v) { return add(k.i64(v)); }
-  CallBuilder &group() { return add(d.group(mesh(), axesAttribute(op))); }
+  CallBuilder &group() { return add(k.externalPointer(d.group(mesh(), axesAttribute(op)))); }
   CallBuilder &shape(const TensorType &t) {
     add(static_cast<int64_t>(t.rank()));
-    return add(d.int64Array(t.shape, "shape"));
+    return add(k.externalPointer(d.int64Array(t.shape, "shape")));
   }
   CallBuilder &inOut() {
     add(k.buffer(op.operands.at(0)));
@@ -81,11 +81,10 @@ void emitAxisIndex(KernelLowering &k, ProgramDescription &d, const Op &op) {
   ref.loc = axis->loc;
   const Mesh &mesh = *k.currentMesh();
   auto *i8p = k.builder.getInt8PtrTy();
-  llvm::Constant *axisRef = d.axisRef(mesh, ref);
+  llvm::Value *axisRef = k.externalPointer(d.axisRef(mesh, ref));
   llvm::FunctionCallee fn = k.runtimeFunction(
       "shardrt_axis_index",
-      llvm::FunctionType::get(k.builder.getInt32Ty(),
-                              {i8p, k.builder.getInt64Ty(), axisRef->getType()}, false));
+      llvm::FunctionType::get(k.builder.getInt32Ty(), {i8p, k.builder.getInt64Ty(), i8p}, false));
   llvm::Value *index =
       k.builder.CreateCall(fn, {k.runtimeContext, k.i64(k.meshIndex(&mesh)), axisRef});
   k.store(k.buffer(op.result()), DType::I32, k.i64(0), index);
@@ -106,7 +105,7 @@ void emitPermute(KernelLowering &k, ProgramDescription &d, const Op &op) {
   const TensorType &t = op.operands.at(0)->type;
   c.add(k.meshIndex(&c.mesh()))
       .add(static_cast<int64_t>(flat.size() / 2))
-      .add(d.int64Array(flat, "pairs"))
+      .add(k.externalPointer(d.int64Array(flat, "pairs")))
       .add(static_cast<int64_t>(t.dtype))
       .add(t.numElements())
       .inOut()

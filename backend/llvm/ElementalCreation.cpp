@@ -52,7 +52,7 @@ llvm::Value *constant(KernelLowering &k, const Op &op, ElementIndex &index) {
   auto *arrayType = llvm::ArrayType::get(k.memoryType(type.dtype), elements.size());
   auto *global = new llvm::GlobalVariable(
       k.module, arrayType, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
-      llvm::ConstantArray::get(arrayType, elements), "constant." + op.result()->name);
+      llvm::ConstantArray::get(arrayType, elements), "constant");
   global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
   llvm::Value *buffer = k.builder.CreateBitCast(global, k.builder.getInt8PtrTy());
   return k.load(buffer, type.dtype, index.linear(k));

@@ -26,6 +26,7 @@ llvm::Function *KernelEmitter::emit() {
       builder_.getVoidTy(), {i8p, i8p->getPointerTo(), i8p->getPointerTo()}, false);
   auto *kernel = llvm::Function::Create(kernelType, llvm::GlobalValue::InternalLinkage,
                                         "shardc.kernel", module_);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind); // no unwind tables for thousands of calls
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
   k_ = std::make_unique<KernelLowering>(context, module_, builder_, program_, kernel->getArg(0));
   for (size_t i = 0; i < program_.meshes.size(); ++i)
@@ -34,12 +35,14 @@ llvm::Function *KernelEmitter::emit() {
   kernelContext_ = kernel->getArg(0);
   kernelInputs_ = kernel->getArg(1);
   kernelOutputs_ = kernel->getArg(2);
+  kernelArgs_ = builder_.CreateAlloca(i8p, k_->i64(1), "kernel.args");
   if (plan_.arenaBytes() > 0)
     arena_ = emitArena(kernel);
   useFrame(kernelContext_, arena_, kernelInputs_, kernelOutputs_, nullptr);
   lowerBlock(main_.body, /*topLevel=*/true);
   copyResults(kernelOutputs_);
   builder_.CreateRetVoid();
+  kernelArgs_->setOperand(0, k_->i64(static_cast<int64_t>(mostKernelArgs_)));
   return kernel;
 }
 
@@ -119,29 +122,6 @@ void KernelEmitter::useFrame(llvm::Value *context, llvm::Value *arena, llvm::Val
         runtime("shardrt_group_index", b.getInt64Ty(), {b.getInt8PtrTy(), group->getType()}),
         {context, group}, "group_index");
   };
-}
-
-void KernelEmitter::emitInOwnFunction(const std::function<void()> &body) {
-  auto *i8p = builder_.getInt8PtrTy();
-  auto *type = llvm::FunctionType::get(builder_.getVoidTy(),
-                                       {i8p, i8p, i8p->getPointerTo(), i8p->getPointerTo()}, false);
-  auto *fn = llvm::Function::Create(type, llvm::GlobalValue::InternalLinkage,
-                                    "shardc.op." + std::to_string(opFunctions_++), module_);
-  fn->addFnAttr(llvm::Attribute::NoInline);
-  fn->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::IRBuilderBase::InsertPoint caller = builder_.saveIP();
-  auto *entry = llvm::BasicBlock::Create(module_.getContext(), "entry", fn);
-  auto *start = llvm::BasicBlock::Create(module_.getContext(), "start", fn);
-  builder_.SetInsertPoint(entry);
-  builder_.CreateBr(start);
-  builder_.SetInsertPoint(start);
-  useFrame(fn->getArg(0), fn->getArg(1), fn->getArg(2), fn->getArg(3), entry);
-  body();
-  builder_.CreateRetVoid();
-  builder_.restoreIP(caller);
-  useFrame(kernelContext_, arena_, kernelInputs_, kernelOutputs_, nullptr);
-  llvm::Value *arena = arena_ ? arena_ : llvm::ConstantPointerNull::get(i8p);
-  builder_.CreateCall(fn, {kernelContext_, arena, kernelInputs_, kernelOutputs_});
 }
 
 int64_t KernelEmitter::profileId(const Op &op) {
@@ -247,7 +227,7 @@ void KernelEmitter::lowerOp(const Op &op) {
   }
   int64_t id = profileId(op);
   if (!elemental && opInfo(op.kind).group == OpGroup::Collective) {
-    emitInOwnFunction([&] { emitCollective(*k_, description_, op); }); // times itself
+    emitKernelCall([&](KernelLowering &k) { emitCollective(k, description_, op); }); // timed inside
     return;
   }
   auto *i8p = builder_.getInt8PtrTy();
@@ -259,15 +239,15 @@ void KernelEmitter::lowerOp(const Op &op) {
     throw CodegenError(op.loc,
                        std::string("the LLVM backend cannot lower '") + op.name() + "' here");
   builder_.CreateCall(begin, {kernelContext_, k_->i64(id)});
-  emitInOwnFunction([&] {
+  emitKernelCall([&](KernelLowering &k) {
     if (elemental) {
       for (const auto &result : op.results)
-        if (k_->fusion().isMaterialized(result.get()))
-          emitElementalOp(*k_, result.get());
+        if (k.fusion().isMaterialized(result.get()))
+          emitElementalOp(k, result.get());
     } else {
-      emitContraction(*k_, op);
+      emitContraction(k, op);
     }
-    k_->freeScratch();
+    k.freeScratch();
   });
   builder_.CreateCall(end, {kernelContext_, k_->i64(id)});
 }

@@ -2,20 +2,23 @@
 //   void shardc.kernel(shardrt_context *ctx, const void *const *inputs,
 //                      void *const *outputs)
 // emitted from @main's body by the plan of KernelPlan.h (see Codegen.cpp for
-// the walk). Each op is emitted into a function of its own,
-//   void shardc.op.N(shardrt_context *ctx, char *arena, const void *const *inputs)
-// which the kernel calls in order: LLVM optimizes each separately, so the
-// time to compile grows with the number of ops, not faster (one function of
-// 10k ops took O3 tens of seconds), and nothing is lost, since ops meet only
-// through memory.
+// the walk): the driver. Each op is emitted into a kernel module of its own
+// (KernelUnit.h), which the driver calls in order with the op's buffers: LLVM
+// optimizes each separately, so the time to compile grows with the number of
+// distinct kernels, not faster (one function of 10k ops took O3 tens of
+// seconds), and nothing is lost, since ops meet only through memory. A
+// program that repeats its layers calls the same few kernels many times.
 #pragma once
 
 #include "backend/llvm/KernelPlan.h"
+#include "backend/llvm/KernelUnit.h"
 #include "backend/llvm/Lowering.h"
 #include "backend/llvm/ProgramDescription.h"
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace shardc::llvmgen {
 
@@ -24,6 +27,10 @@ public:
   KernelEmitter(llvm::Module &module, const shardc::Module &program, const Function &main,
                 ProgramDescription &description);
   llvm::Function *emit();
+  /// The distinct kernels the driver calls, in the order first called.
+  std::vector<KernelUnit> takeKernels() { return std::move(kernels_); }
+  /// How many calls of kernels the driver makes (at least kernels().size()).
+  int64_t kernelCalls() const { return kernelCalls_; }
 
 private:
   llvm::Module &module_;
@@ -35,7 +42,13 @@ private:
   std::unique_ptr<KernelLowering> k_;
   llvm::Value *arena_ = nullptr;
   llvm::Value *kernelContext_ = nullptr, *kernelInputs_ = nullptr, *kernelOutputs_ = nullptr;
-  int64_t opFunctions_ = 0;
+  std::vector<KernelUnit> kernels_;
+  std::map<std::string, size_t> kernelByKey_; // key -> index in kernels_
+  int64_t kernelCalls_ = 0;
+  /// The driver's array of kernel arguments (an alloca at its entry, sized
+  /// for the kernel that takes the most when the driver is done).
+  llvm::AllocaInst *kernelArgs_ = nullptr;
+  size_t mostKernelArgs_ = 1;
 
   /// The arena, allocated on the first run and kept (see the .cpp).
   llvm::Value *emitArena(llvm::Function *kernel);
@@ -46,8 +59,21 @@ private:
                 llvm::BasicBlock *entry);
   /// Puts `b` at the start of `entry`, or where the builder is when null.
   void placeAtFrameStart(llvm::IRBuilder<> &b, llvm::BasicBlock *entry);
-  /// Emits `body` into a new function shardc.op.N and a call of it here.
-  void emitInOwnFunction(const std::function<void()> &body);
+  /// Emits `body` into a kernel module of its own (or finds the equal
+  /// kernel emitted before) and a call of it here with its arguments.
+  void emitKernelCall(const std::function<void(KernelLowering &)> &body);
+  /// One argument of a kernel: a buffer (its storage) or a pointer constant
+  /// of the driver module (a description constant, an op id as inttoptr).
+  using KernelArgument = std::pair<const Value *, llvm::Constant *>;
+  /// Emits `body` as a kernel module in `context` (the unit owns it when
+  /// `owned`); `arguments` receives what the driver passes.
+  KernelUnit emitKernel(llvm::LLVMContext &context, std::unique_ptr<llvm::LLVMContext> owned,
+                        const std::function<void(KernelLowering &)> &body,
+                        std::vector<KernelArgument> &arguments);
+  /// Where candidate kernels are emitted to find their key: most are equal
+  /// to one emitted before and are dropped, and a context of their own
+  /// each would cost more than the rest of their lowering.
+  std::unique_ptr<llvm::LLVMContext> scratch_;
   void lowerBlock(const Block &block, bool topLevel);
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);

@@ -57,15 +57,16 @@ std::optional<RuntimeLocation> findRuntime(std::string &error) {
   return std::nullopt;
 }
 
-std::vector<std::string> linkCommand(const std::string &object, const std::string &output,
-                                     const RuntimeLocation &runtime) {
+std::vector<std::string> linkCommand(const std::vector<std::string> &objects,
+                                     const std::string &output, const RuntimeLocation &runtime) {
   // The C++ compiler shardc was built with: libshardrt.a is C++ inside (its
   // loader picks libshardrt-mpich.so or libshardrt-openmpi.so at start-up and
   // finds it through the RUNPATH set here), and a sanitizer build's runtime
   // needs the same compiler's sanitizer libraries. No MPI at link time.
-  std::vector<std::string> argv = {
-      SHARDC_LINK_CXX_COMPILER,           object,      "-o",  output, "-L" + runtime.libraryDir,
-      "-Wl,-rpath," + runtime.libraryDir, "-lshardrt", "-ldl"};
+  std::vector<std::string> argv = {SHARDC_LINK_CXX_COMPILER};
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), {"-o", output, "-L" + runtime.libraryDir,
+                           "-Wl,-rpath," + runtime.libraryDir, "-lshardrt", "-ldl"});
   auto addFlags = [&argv](std::string_view flags) {
     while (!flags.empty()) {
       size_t space = flags.find(' ');
@@ -80,7 +81,7 @@ std::vector<std::string> linkCommand(const std::string &object, const std::strin
   return argv;
 }
 
-bool linkExecutable(const std::string &object, const std::string &output,
+bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
                     const RuntimeLocation &runtime, std::string &error) {
   llvm::SmallString<256> dir(output);
   llvm::sys::path::remove_filename(dir);
@@ -106,13 +107,35 @@ bool linkExecutable(const std::string &object, const std::string &output,
     error = "cannot create a temporary file for the linker's messages";
     return false;
   }
-  std::vector<std::string> argv = linkCommand(object, temporary, runtime);
+  // More than a few objects: in a response file (one quoted path a line), so
+  // no command line grows with the number of kernels.
+  std::vector<std::string> given = objects;
+  llvm::SmallString<128> responseFile;
+  if (objects.size() > 16) {
+    int fd = -1;
+    if (llvm::sys::fs::createTemporaryFile("shardc-link", "rsp", fd, responseFile)) {
+      error = "cannot create a temporary file for the linker's inputs";
+      return false;
+    }
+    llvm::raw_fd_ostream list(fd, /*shouldClose=*/true);
+    for (const std::string &object : objects) {
+      list << '"';
+      for (char c : object)
+        list << (c == '"' || c == '\\' ? "\\" : "") << c;
+      list << "\"\n";
+    }
+    list.close();
+    given = {"@" + responseFile.str().str()};
+  }
+  std::vector<std::string> argv = linkCommand(given, temporary, runtime);
   std::vector<llvm::StringRef> args(argv.begin(), argv.end());
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), log.str(), log.str()};
   std::string execError;
   int status = llvm::sys::ExecuteAndWait(argv[0], args, llvm::None, redirects, 0, 0, &execError);
   std::string messages = trimmedFile(log.str().str());
   llvm::sys::fs::remove(log);
+  if (!responseFile.empty())
+    llvm::sys::fs::remove(responseFile);
   if (status != 0) {
     llvm::sys::fs::remove(temporary);
     error = "linking " + output + " failed" + (execError.empty() ? "" : ": " + execError) +

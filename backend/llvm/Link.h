@@ -19,14 +19,17 @@ struct RuntimeLocation {
 /// tree's runtime/. Nullopt with `error` listing where it looked.
 std::optional<RuntimeLocation> findRuntime(std::string &error);
 
-/// The command that links `object` into `output`, as argv.
-std::vector<std::string> linkCommand(const std::string &object, const std::string &output,
-                                     const RuntimeLocation &runtime);
+/// The command that links `objects` into `output`, as argv (the objects as
+/// they are given: paths, or one `@FILE` naming a file that lists them).
+std::vector<std::string> linkCommand(const std::vector<std::string> &objects,
+                                     const std::string &output, const RuntimeLocation &runtime);
 
-/// Links `object` into the executable `output`: written under a temporary
+/// Links `objects` into the executable `output`: written under a temporary
 /// name in output's directory and renamed when complete, so a failed link
-/// leaves no file. False with `error` (the linker's own message included).
-bool linkExecutable(const std::string &object, const std::string &output,
+/// leaves no file. Many objects (a program of many distinct kernels) go to
+/// the compiler in a response file. False with `error` (the linker's own
+/// message included).
+bool linkExecutable(const std::vector<std::string> &objects, const std::string &output,
                     const RuntimeLocation &runtime, std::string &error);
 
 } // namespace shardc::llvmgen

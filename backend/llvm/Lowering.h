@@ -119,6 +119,14 @@ public:
   /// `axes` of the current mesh, as shardrt_all_slice numbers them; computed
   /// at the start of the function being emitted, outside any loop.
   std::function<llvm::Value *(const std::vector<AxisRef> &axes)> groupIndex;
+  /// [core] A constant of the program description (a group, an axis, an
+  /// array of the driver module) as an i8* in the function being emitted:
+  /// kernels are modules of their own, so it comes in through the kernel's
+  /// arguments (and two kernels that differ only in such pointers are one).
+  std::function<llvm::Value *(llvm::Constant *)> externalPointer;
+  /// [core] `op`'s profile id as an i64 in the function being emitted (an
+  /// argument of the kernel, for the same reason).
+  std::function<llvm::Value *(const Op &)> opIdValue;
   /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
   /// valid until the op is done: [core] frees it after the op.
   llvm::Value *scratch(int64_t bytes);

@@ -14,6 +14,14 @@ namespace shardc {
 
 struct NativeOptions {
   std::string targetCpu = "native"; ///< --target-cpu: an LLVM CPU name
+  /// Take compiled kernels from the on-disk cache and keep new ones there
+  /// (false: --no-cache, and --emit=llvm, which shows every kernel optimized).
+  bool useCache = true;
+  /// The cache directory; empty: defaultKernelCacheDir() (KernelCache.h).
+  std::string cacheDir;
+  /// Keep the optimized kernel modules after code generation (printIR after
+  /// codegen or link).
+  bool keepIR = false;
 };
 
 /// The native backend for one program: `programName` is shown by the
@@ -29,6 +37,9 @@ public:
   bool emitObject(DiagnosticEngine &diags) override;
   bool link(DiagnosticEngine &diags) override;
   std::string printIR() const override;
+  /// What the kernels cost: distinct kernels, the driver's calls of them,
+  /// and how many came from the cache (one line, for --time-passes).
+  std::string kernelSummary() const;
 
 private:
   struct State;

@@ -110,7 +110,8 @@ void usePreferredVectorWidth(llvm::Module &module, unsigned bits) {
       f.addFnAttr("prefer-vector-width", std::to_string(bits));
 }
 
-/// openblas_set_num_threads(1) before main: each MPI rank has its core.
+} // namespace
+
 void addSingleThreadedBlas(llvm::Module &module) {
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
@@ -126,10 +127,8 @@ void addSingleThreadedBlas(llvm::Module &module) {
   llvm::appendToGlobalCtors(module, ctor, 0);
 }
 
-} // namespace
-
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
-                                                         std::string &error) {
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu, std::string &error,
+                                                         llvm::CodeGenOpt::Level level) {
   initializeTargets();
   const std::string triple = llvm::sys::getDefaultTargetTriple();
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
@@ -156,18 +155,20 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
     }
   }
   llvm::TargetOptions options;
-  std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(triple, cpuName, features, options, llvm::Reloc::PIC_, llvm::None,
-                                  llvm::CodeGenOpt::Aggressive));
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpuName, features, options, llvm::Reloc::PIC_, llvm::None, level));
   if (!machine)
     error = "LLVM could not create a target machine for " + triple + " (" + cpuName + ")";
   return machine;
 }
 
-void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+void setTarget(llvm::Module &module, llvm::TargetMachine &machine) {
   module.setTargetTriple(machine.getTargetTriple().str());
   module.setDataLayout(machine.createDataLayout());
-  addSingleThreadedBlas(module);
+}
+
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
+  setTarget(module, machine);
 
   llvm::TargetLibraryInfoImpl libraryInfo(machine.getTargetTriple());
   libraryInfo.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86);
@@ -194,26 +195,17 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   pipeline.run(module, modules);
 }
 
-bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
-                    std::string &error) {
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    error = "cannot write " + path + ": " + ec.message();
-    return false;
-  }
+bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, std::string &object,
+                std::string &error) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream out(buffer);
   llvm::legacy::PassManager passes;
   if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_ObjectFile)) {
     error = "LLVM cannot emit an object file for this target";
     return false;
   }
   passes.run(module);
-  out.flush();
-  if (out.has_error()) {
-    error = "cannot write " + path + ": " + out.error().message();
-    out.clear_error();
-    return false;
-  }
+  object.assign(buffer.begin(), buffer.end());
   return true;
 }
 

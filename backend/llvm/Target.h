@@ -13,17 +13,26 @@ namespace shardc::llvmgen {
 
 /// The x86-64 Linux target for `cpu` ("native": the host's CPU and
 /// features). Null with `error` set when LLVM does not know the CPU.
-std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
-                                                         std::string &error);
+/// `level` is the code generator's (the driver, which only calls kernels,
+/// needs no optimization).
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const std::string &cpu, std::string &error,
+                    llvm::CodeGenOpt::Level level = llvm::CodeGenOpt::Aggressive);
 
-/// Sets the module's triple and data layout, makes OpenBLAS run one thread
-/// per rank (a constructor: every core already runs a rank), and runs the O3
-/// pipeline with libmvec as the vector library, so loops over exp, log, sin,
-/// cos, pow, tanh, erf ... vectorize.
+/// Sets the module's triple and data layout for `machine`.
+void setTarget(llvm::Module &module, llvm::TargetMachine &machine);
+
+/// Makes OpenBLAS run one thread per rank (a constructor: every core already
+/// runs a rank). For the driver module.
+void addSingleThreadedBlas(llvm::Module &module);
+
+/// Sets the module's triple and data layout and runs the O3 pipeline with
+/// libmvec as the vector library, so loops over exp, log, sin, cos, pow,
+/// tanh, erf ... vectorize.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine);
 
-/// Writes the module as a relocatable object to `path`. False with `error`.
-bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine, const std::string &path,
-                    std::string &error);
+/// The module as a relocatable object, in memory. False with `error`.
+bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, std::string &object,
+                std::string &error);
 
 } // namespace shardc::llvmgen

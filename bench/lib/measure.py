@@ -138,10 +138,12 @@ def phase_times(stderr):
     return phases
 
 
-def run_stderr(cmd, timeout):
-    """Runs `cmd`; returns its stderr (BenchError when it fails)."""
+def run_stderr(cmd, timeout, env=None):
+    """Runs `cmd` (with `env` added to the environment); returns its stderr
+    (BenchError when it fails)."""
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, **(env or {})))
     except subprocess.TimeoutExpired:
         raise BenchError(f"timed out after {timeout} s: {' '.join(map(str, cmd))}")
     if done.returncode != 0:

@@ -291,6 +291,70 @@ def compile_time(b):
     return results
 
 
+def _layers(b, ops, distinct):
+    """scripts/gen_layers.py's program of `ops` ops: one layer repeated, or
+    every layer of its own shapes."""
+    name = f"layers_{'distinct' if distinct else 'repeated'}_{ops}"
+    path = os.path.join(b.work, name + ".shd")
+    gen = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "gen_layers.py")
+    with open(path, "w") as f:
+        f.write(run([sys.executable, gen, "--ops", str(ops)]
+                    + (["--distinct"] if distinct else []), 300))
+    return path
+
+
+def kernel_compile(b):
+    """Seconds from .shd to executable, where the backend compiles each
+    distinct kernel once and keeps it in the kernel cache: repeated layers
+    with an empty cache (cold) and with the cache the cold build filled
+    (warm), all-distinct layers without the cache; and the whole front half
+    (parse included) of the 100,000-op generated program to --emit=spmd."""
+    c = b.config["kernels"]
+    ops = c["ops"]
+    repeated, distinct = _layers(b, ops, False), _layers(b, ops, True)
+    exe = os.path.join(b.work, "layers")
+    cache = os.path.join(b.work, "kernel-cache")
+
+    def cold():
+        shutil.rmtree(cache, ignore_errors=True)
+        return wall_times([b.shardc, repeated, "-o", exe], 1, 1200, {"SHARDC_CACHE_DIR": cache})[0]
+
+    def warm():  # the cache as the cold build before it left it
+        return wall_times([b.shardc, repeated, "-o", exe], 1, 1200, {"SHARDC_CACHE_DIR": cache})[0]
+
+    runs = in_rounds(c["repeats"], {"cold": cold, "warm": warm})
+    distinct_times = Sample(wall_times([b.shardc, distinct, "-o", exe, "--no-cache"],
+                                       c["distinct_repeats"], 1800))
+    front = _generated(b, c["front_ops"])
+    front_times = Sample(wall_times([b.shardc, front, "--emit=spmd", "-o", os.devnull],
+                                    c["repeats"], 600))
+    # What the backend did, cold then warm: `shardc: kernels: ...` of --time-passes.
+    shutil.rmtree(cache, ignore_errors=True)
+    notes = {}
+    for name in ("cold", "warm"):
+        stderr = run_stderr([b.shardc, repeated, "-o", exe, "--time-passes"], 1200,
+                            {"SHARDC_CACHE_DIR": cache})
+        notes[name] = next((line.replace("shardc: ", "") for line in stderr.splitlines()
+                            if line.startswith("shardc: kernels:")), "")
+    results = []
+    for name, target in (("cold", c["cold_seconds"]), ("warm", c["warm_seconds"])):
+        sample = Sample(runs[name])
+        results.append(Result("kernel compile", f"{ops} ops of repeated layers to an executable, "
+                              f"{name} kernel cache", f"{sample.median:.2f} s ({sample.spread()})",
+                              "the target", sample.median, target, at_least=False,
+                              note=notes[name]))
+    results.append(Result("kernel compile", f"{ops} ops of all-distinct layers to an executable, "
+                          "--no-cache", f"{distinct_times.median:.2f} s "
+                          f"({distinct_times.spread()})", "the target", distinct_times.median,
+                          c["distinct_seconds"], at_least=False))
+    results.append(Result("kernel compile", f"{c['front_ops']} ops to --emit=spmd, parse included",
+                          f"{front_times.median:.2f} s ({front_times.spread()})", "the target",
+                          front_times.median, c["front_seconds"], at_least=False))
+    for r in results:
+        b.log(f"{r.case}: {r.shardc}")
+    return results
+
+
 def startup(b):
     c = b.config["startup"]
     ranks = c["ranks"]
@@ -346,6 +410,7 @@ WORKLOADS = {
     "elementwise": elementwise,
     "reshard": collectives,
     "compile": compile_time,
+    "kernels": kernel_compile,
     "startup": startup,
     "loop": loop,
 }

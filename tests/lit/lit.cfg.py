@@ -15,6 +15,10 @@ config.test_exec_root = os.path.join(config.shardc_obj_root, "tests/lit")
 config.environment["PATH"] = os.pathsep.join(
     [config.shardc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.environment["NO_COLOR"] = "1"
+# The kernel cache of the executables the tests build: one in the build tree
+# (never the user's ~/.cache), shared by the tests, so reruns take kernels
+# from it and the executables still have to match the interpreter.
+config.environment["SHARDC_CACHE_DIR"] = os.path.join(config.shardc_obj_root, "tests/kernel-cache")
 # scripts/test.sh sets this for the sanitizer build (hwloc's PCI plugin leaks
 # at MPI_Init); lit passes only the variables it is told to.
 if "HWLOC_COMPONENTS" in os.environ:

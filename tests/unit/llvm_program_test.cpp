@@ -111,7 +111,8 @@ int countCalls(llvm::Module &m, const std::string &name) {
 TEST_CASE("llvm program: two_meshes' description matches the runtime's structs", "[llvm]") {
   auto spmd = partitioned("two_meshes.shd", example("two_meshes.shd"));
   llvm::LLVMContext context;
-  auto m = llvmgen::lowerProgram(*spmd, context, "two_meshes");
+  auto lowered = llvmgen::lowerProgram(*spmd, context, "two_meshes");
+  auto &m = lowered.driver;
   REQUIRE_FALSE(llvm::verifyModule(*m, &llvm::errs()));
   llvm::Constant *program = programOf(*m);
   CHECK(text(field(program, 0)) == "two_meshes");
@@ -170,9 +171,11 @@ TEST_CASE("llvm program: the examples lower to modules that verify", "[llvm]") {
     INFO(name);
     auto spmd = partitioned(name, example(name));
     llvm::LLVMContext context;
-    auto m = llvmgen::lowerProgram(*spmd, context, name);
-    REQUIRE_FALSE(llvm::verifyModule(*m, &llvm::errs()));
-    CHECK(countCalls(*m, "shardrt_main") == 1);
+    auto lowered = llvmgen::lowerProgram(*spmd, context, name);
+    REQUIRE_FALSE(llvm::verifyModule(*lowered.driver, &llvm::errs()));
+    CHECK(countCalls(*lowered.driver, "shardrt_main") == 1);
+    for (const llvmgen::KernelUnit &kernel : lowered.kernels)
+      REQUIRE_FALSE(llvm::verifyModule(*kernel.module, &llvm::errs()));
   }
 }
 
@@ -193,11 +196,14 @@ func @main(%a: tensor<2048xf32> sharding<@mesh, [{"x"}]>) -> tensor<2048xf32> sh
 }
 )");
   llvm::LLVMContext context;
-  auto m = llvmgen::lowerProgram(*spmd, context, "chain");
-  REQUIRE_FALSE(llvm::verifyModule(*m, &llvm::errs()));
-  CHECK(countCalls(*m, "shardrt_all_reduce") == 5);
+  auto lowered = llvmgen::lowerProgram(*spmd, context, "chain");
+  REQUIRE_FALSE(llvm::verifyModule(*lowered.driver, &llvm::errs()));
+  // Five calls of one kernel (the same all_reduce on other buffers).
+  REQUIRE(lowered.kernels.size() == 1);
+  CHECK(lowered.kernelCalls == 5);
+  CHECK(countCalls(*lowered.kernels[0].module, "shardrt_all_reduce") == 1);
   // Two live at a time (operand and result): 8 KiB, not 20.
-  CHECK(arenaBytes(*m) == 2 * 4096);
+  CHECK(arenaBytes(*lowered.driver) == 2 * 4096);
 }
 
 TEST_CASE("llvm program: a partial manual_computation is an error at the op", "[llvm]") {

@@ -110,7 +110,14 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     compileOptions.times = times;
     std::optional<NativeBackend> backend;
     if (lowers) {
-      backend.emplace(options.native, name, options.output);
+      NativeOptions native = options.native;
+      // --emit=llvm and --print-ir-after show every kernel as optimized,
+      // which a kernel taken from the cache is not.
+      const bool printsIR =
+          options.emit == "llvm" || !options.printIRAfter.empty() || options.printIRAfterAll;
+      native.useCache = native.useCache && !printsIR;
+      native.keepIR = printsIR;
+      backend.emplace(native, name, options.output);
       compileOptions.backend = &*backend;
       compileOptions.buildExecutable = options.buildExecutable;
     }
@@ -119,6 +126,8 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     if (!options.printIRAfter.empty() || options.printIRAfterAll)
       compileOptions.dumpIR = [](const std::string &ir) { std::fputs(ir.c_str(), stderr); };
     std::unique_ptr<Module> module = compile(file, diags, compileOptions);
+    if (backend && times && options.buildExecutable && module && !diags.hasErrors())
+      times->addNote(backend->kernelSummary());
     if (options.verifyDiagnostics) {
       DiagnosticEngine mismatches;
       failed |= !verifyDiagnostics(file, diags.diagnostics(), mismatches);

@@ -74,6 +74,10 @@ int run(int argc, char **argv) {
                      "the CPU generated code is tuned for and may use (an LLVM CPU name)")
           ->check(shardc::checkTargetCpu)
           ->capture_default_str();
+  CLI::Option *noCacheOpt = app.add_flag_function(
+      "--no-cache", [&options](int64_t) { options.native.useCache = false; },
+      "compile every kernel, neither reading nor writing the kernel cache "
+      "($SHARDC_CACHE_DIR, else $XDG_CACHE_HOME/shardc or ~/.cache/shardc)");
   app.add_flag("--time-passes", options.timePasses,
                "when the run ends, print the wall time of every phase on stderr");
   app.add_flag("--explicit", options.explicitMode,
@@ -144,6 +148,8 @@ int run(int argc, char **argv) {
       throw CLI::ValidationError("--split-input-file", "an executable is built from one program");
     if (targetCpuOpt->count() > 0 && !options.buildExecutable && options.emit != "llvm")
       throw CLI::ValidationError("--target-cpu", "goes with -o PROG or --emit=llvm");
+    if (noCacheOpt->count() > 0 && !options.buildExecutable)
+      throw CLI::ValidationError("--no-cache", "goes with -o PROG");
     if (!verifyOnly && !options.verifyDiagnostics && !prints && !runs && !options.buildExecutable)
       throw CLI::ValidationError("nothing to do: give -o PROG, --verify-only, --emit=ir, "
                                  "--interpret or --verify-diagnostics");
