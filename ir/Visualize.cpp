@@ -425,7 +425,11 @@ std::string header(const Item &item, const Mesh *mesh) {
   if (mesh)
     line("mesh", fmt::format("@{} = {}", mesh->name, printMeshBody(*mesh)));
   if (item.type) {
-    line("jax", jaxType(*item.type, item.sharding));
+    // A mesh with an explicit axis: each axis's type beside the JAX type, as
+    // hover and --explain show it (jax.typeof with the abstract mesh).
+    std::string axisTypes =
+        mesh && mesh->hasExplicitAxis() ? "   (" + mesh->axisTypesText() + ")" : "";
+    line("jax", jaxType(*item.type, item.sharding) + axisTypes);
     if (mesh) {
       TensorType local{localShape(item.type->shape, *item.sharding, *mesh), item.type->dtype};
       bool padded = false;

@@ -2,7 +2,8 @@
 // propagation, every value's sharding is computed once, in program order, by
 // its op's rule from its operands' closed shardings (the rules are in
 // explicit_shardings_rules.cpp). Steps:
-//   1. every written sharding must be closed and without priorities;
+//   1. every written sharding must be closed, without priorities, and name
+//      whole axes (JAX's PartitionSpec: a sub-axis is no part of a type);
 //   2. the default mesh: the program's single non-maximal mesh (unannotated
 //      parameters are replicated on it, nullary ops created on it);
 //   3. per function, in order: parameters, each op (its rule, or its written
@@ -42,6 +43,7 @@ private:
   void checkClosed(const std::optional<Sharding> &sharding, const std::string &where) {
     if (!sharding)
       return;
+    checkWholeAxes(*sharding, where);
     Sharding closed = *sharding;
     const DimSharding *open = nullptr;
     const DimSharding *priority = nullptr;
@@ -63,6 +65,26 @@ private:
                                 printSharding(*sharding)))
         .note(Loc{}, fmt::format("{}, e.g. {}", open ? "close the dimension" : "drop the priority",
                                  printSharding(closed)));
+  }
+
+  /// An explicit axis is part of the type and named whole, as in JAX's
+  /// PartitionSpec (mixed_axes.cpp hands this pass the explicit axes only,
+  /// so sub-axes of auto axes never reach here).
+  void checkWholeAxes(const Sharding &sharding, const std::string &where) {
+    for (const DimSharding &d : sharding.dims)
+      for (const AxisRef &a : d.axes) {
+        if (!a.isSubAxis())
+          continue;
+        Loc loc = a.loc.known() ? a.loc : d.loc.known() ? d.loc : sharding.loc;
+        diags_
+            .error(loc, fmt::format("{} - sub-axis {} of explicit axis \"{}\": an explicit axis "
+                                    "is part of the type and is named whole",
+                                    where, a.str(), a.name))
+            .note(Loc{}, fmt::format("name \"{}\" whole, give @{} an axis for each part, or make "
+                                     "\"{}\" auto here (auto_axes) where it must be split",
+                                     a.name, sharding.meshName, a.name));
+        return;
+      }
   }
 
   void checkWrittenShardings() {
@@ -316,13 +338,23 @@ private:
     const Sharding &target = attr->shardings.front();
     Value &operand = *op.operands[0];
     if (op.kind == OpKind::ShardingConstraint && !sameSharding(*operand.sharding, target)) {
+      // On a mixed mesh (or inside explicit_axes) only some axes assert:
+      // the note says which kind does what, not the global mode.
+      const Mesh *mesh = module_.findMesh(target.meshName);
+      std::string what =
+          mesh && mesh->hasAutoAxis()
+              ? fmt::format("on the explicit axes of @{} a sharding_constraint only asserts (on "
+                            "its auto axes it constrains propagation); reshard changes the "
+                            "explicit ones, e.g. ",
+                            mesh->name)
+              : fmt::format("every axis of @{} is explicit, so a sharding_constraint only "
+                            "asserts; reshard changes the sharding, e.g. ",
+                            target.meshName);
       diags_
           .error(op.loc, fmt::format("sharding_constraint - value's sharding differs from the "
                                      "constraint: {} vs {}",
                                      printSharding(*operand.sharding), printSharding(target)))
-          .note(Loc{}, "in --explicit mode a sharding_constraint only asserts; reshard changes "
-                       "the sharding, e.g. " +
-                           exampleReshard(operand, target));
+          .note(Loc{}, what + exampleReshard(operand, target));
       return std::nullopt;
     }
     return op.result()->sharding ? op.result()->sharding : target;

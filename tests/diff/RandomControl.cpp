@@ -166,6 +166,7 @@ Val Generator::pickReturn(const Val &want, bool exact, const std::set<std::strin
   std::vector<Val> fits;
   for (const Val &v : cur().pool)
     if (v.shape == want.shape && v.dtype == want.dtype && (!exact || v.exact) &&
+        sameExplicitPart(v.ex, want.ex) &&
         (!within ||
          std::includes(within->begin(), within->end(), v.varies.begin(), v.varies.end())))
       fits.push_back(v);
@@ -221,7 +222,7 @@ std::string Generator::resultTypes(const std::vector<Val> &results) {
   for (const Val &v : results) {
     std::string t = typeText(v.shape, v.dtype);
     if (cur().annotate && rng_.chance(0.3))
-      t += " " + sharding(v.shape, v.mesh, rng_.chance(0.6));
+      t += " " + sharding(v.shape, v.mesh, rng_.chance(0.6), false, {}, &v.ex);
     types.push_back(t);
   }
   return fmt::format(" : {}", fmt::join(types, ", "));
