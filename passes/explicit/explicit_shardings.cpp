@@ -2,8 +2,7 @@
 // propagation, every value's sharding is computed once, in program order, by
 // its op's rule from its operands' closed shardings (the rules are in
 // explicit_shardings_rules.cpp). Steps:
-//   1. every written sharding must be closed, without priorities, and name
-//      whole axes (JAX's PartitionSpec: a sub-axis is no part of a type);
+//   1. every written sharding must be closed and without priorities;
 //   2. the default mesh: the program's single non-maximal mesh (unannotated
 //      parameters are replicated on it, nullary ops created on it);
 //   3. per function, in order: parameters, each op (its rule, or its written
@@ -43,7 +42,6 @@ private:
   void checkClosed(const std::optional<Sharding> &sharding, const std::string &where) {
     if (!sharding)
       return;
-    checkWholeAxes(*sharding, where);
     Sharding closed = *sharding;
     const DimSharding *open = nullptr;
     const DimSharding *priority = nullptr;
@@ -65,26 +63,6 @@ private:
                                 printSharding(*sharding)))
         .note(Loc{}, fmt::format("{}, e.g. {}", open ? "close the dimension" : "drop the priority",
                                  printSharding(closed)));
-  }
-
-  /// An explicit axis is part of the type and named whole, as in JAX's
-  /// PartitionSpec (mixed_axes.cpp hands this pass the explicit axes only,
-  /// so sub-axes of auto axes never reach here).
-  void checkWholeAxes(const Sharding &sharding, const std::string &where) {
-    for (const DimSharding &d : sharding.dims)
-      for (const AxisRef &a : d.axes) {
-        if (!a.isSubAxis())
-          continue;
-        Loc loc = a.loc.known() ? a.loc : d.loc.known() ? d.loc : sharding.loc;
-        diags_
-            .error(loc, fmt::format("{} - sub-axis {} of explicit axis \"{}\": an explicit axis "
-                                    "is part of the type and is named whole",
-                                    where, a.str(), a.name))
-            .note(Loc{}, fmt::format("name \"{}\" whole, give @{} an axis for each part, or make "
-                                     "\"{}\" auto here (auto_axes) where it must be split",
-                                     a.name, sharding.meshName, a.name));
-        return;
-      }
   }
 
   void checkWrittenShardings() {

@@ -349,7 +349,8 @@ void Generator::emitConcatSliceOrPad() {
 /// when given (a region's stand-in for a parameter), else random ones.
 void Generator::emitCreation(Shape shape, std::string dtype) {
   Val r{"",   shape.empty() ? randomShape() : shape, dtype.empty() ? randomDtype() : dtype,
-        true, cur().mesh >= 0 ? cur().mesh : 0,      {}};
+        true, cur().mesh >= 0 ? cur().mesh : 0,      {},
+        {}};
   int kind = static_cast<int>(rng_.below(4));
   if (isInt(r.dtype) && kind >= 2)
     kind = static_cast<int>(rng_.below(2));

@@ -80,10 +80,10 @@ void Generator::makeMeshes() {
     return ids;
   };
   if (devices_ == 1 && rng_.chance(0.4)) {
-    meshes_.push_back({"m", {}, {0}}); // a one-device program on a maximal mesh
+    meshes_.push_back({"m", {}, {0}, {}}); // a one-device program on a maximal mesh
   } else {
     const std::vector<int64_t> &sizes = rng_.pick(fits);
-    MeshSpec mesh{"m", {}, {}};
+    MeshSpec mesh{"m", {}, {}, {}};
     for (size_t i = 0; i < sizes.size(); ++i)
       mesh.axes.emplace_back(kNames[i], sizes[i]);
     if (devices_ > 1 && rng_.chance(0.2))
@@ -97,7 +97,7 @@ void Generator::makeMeshes() {
   // move there through reshard and the partitioner must move their data.
   if (devices_ >= 4 && rng_.chance(0.3)) {
     const std::vector<int64_t> &sizes = rng_.pick(fits);
-    MeshSpec other{"m2", {}, permuted()};
+    MeshSpec other{"m2", {}, permuted(), {}};
     static const char *kOther[] = {"a", "b", "c"};
     for (size_t i = 0; i < sizes.size(); ++i)
       other.axes.emplace_back(kOther[i], sizes[i]);
@@ -109,10 +109,10 @@ void Generator::makeMeshes() {
     std::string name = fmt::format("d{}", id);
     if (std::none_of(meshes_.begin(), meshes_.end(),
                      [&](const MeshSpec &m) { return m.name == name; }))
-      meshes_.push_back({name, {}, {id}});
+      meshes_.push_back({name, {}, {id}, {}});
   }
   if (rng_.chance(0.08))
-    meshes_.push_back({"e", {}, {}});
+    meshes_.push_back({"e", {}, {}, {}});
 }
 
 std::string Generator::meshText(const MeshSpec &mesh) {
@@ -165,9 +165,16 @@ std::vector<Piece> pieces(const MeshSpec &mesh, const std::set<std::string> &exc
 std::string Generator::sharding(const Shape &shape, int meshIndex, bool closed, bool priorities,
                                 const std::set<std::string> &excludeGiven, const Ex *ex) {
   std::set<std::string> exclude = excludeGiven;
-  if (mixed_ && meshIndex == 0)
+  if (mixed_ && meshIndex == 0) {
     for (const std::string &axis : explicitHere())
       exclude.insert(axis);
+    // Every axis explicit: the --explicit rules, where open dims and
+    // priorities are errors.
+    if (meshes_[0].explicitAxes.size() == meshes_[0].axes.size()) {
+      closed = true;
+      priorities = false;
+    }
+  }
   const MeshSpec &mesh = meshes_[meshIndex];
   // A maximal mesh (no axes, one device) takes no dim shardings (Shardy's
   // verifier): `sharding<@d, []>` whatever the rank.
@@ -238,7 +245,7 @@ std::string Generator::randomDtype() {
 std::string Generator::fresh(const char *prefix) { return fmt::format("{}{}", prefix, names_++); }
 
 Val Generator::newParam(const Shape &shape, const std::string &dtype) {
-  Val v{fresh("p"), shape, dtype, true, 0, {}};
+  Val v{fresh("p"), shape, dtype, true, 0, {}, {}};
   // Mostly on the first mesh; sometimes on another one (a one-device mesh too).
   if (meshes_.size() > 1 && !cur().oneMesh && rng_.chance(0.2))
     v.mesh = static_cast<int>(rng_.below(meshes_.size()));

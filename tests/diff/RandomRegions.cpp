@@ -328,7 +328,7 @@ void Generator::emitCollective() {
   }
   default: { // axis_index, added to a value
     const std::string &axis = rng_.pick(manual).first;
-    Val idx{"", {}, "i32", true, cur().mesh, {axis}};
+    Val idx{"", {}, "i32", true, cur().mesh, {axis}, {}};
     idx = emit(fmt::format("axis_index {{axis = \"{}\"}}", axis), idx, true);
     Val x = anyValue();
     if (x.dtype != "i32") {
