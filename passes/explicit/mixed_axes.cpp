@@ -100,11 +100,12 @@ public:
     for (Slot &slot : values_)
       if (*slot.where)
         unblock(**slot.where, slot.scope);
-    // A reshard's attribute keeps the explicit axes it moves (of the mesh:
-    // the regions are gone), so that the printed program checks again.
+    // A reshard's attribute keeps the explicit axes it moves (explicit
+    // where it is written: step 6 puts the regions back), so that the
+    // printed program checks again.
     for (AttrSlot &slot : attributes_)
       if (slot.reshardTarget)
-        restrict(*slot.where, {});
+        restrict(*slot.where, slot.scope);
       else
         unblock(*slot.where, slot.scope);
     for (auto &lowered : loweredAttributes_)
