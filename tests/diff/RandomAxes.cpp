@@ -52,16 +52,19 @@ std::string quoted(const std::vector<std::string> &axes) {
 bool sameExplicitPart(const Ex &a, const Ex &b) { return sameEx(a, b); }
 
 /// Some programs whose first mesh has axes (ProgramOptions::axisTypes) give
-/// it axis types, each axis explicit or auto, at least one explicit.
+/// it axis types, each axis explicit or auto; when none came out explicit,
+/// mostly one is made so, else all stay auto (explicit_axes regions then
+/// make some explicit).
 void Generator::chooseAxisTypes() {
   MeshSpec &mesh = meshes_[0];
   if (mesh.axes.empty() || !axesRng_.chance(options_.axisTypes))
     return;
   mixed_ = true;
+  mesh.typed = true;
   for (const auto &axis : mesh.axes)
     if (rng_.chance(0.5))
       mesh.explicitAxes.insert(axis.first);
-  if (mesh.explicitAxes.empty())
+  if (mesh.explicitAxes.empty() && rng_.chance(0.7))
     mesh.explicitAxes.insert(rng_.pick(mesh.axes).first);
 }
 

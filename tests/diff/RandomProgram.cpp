@@ -122,7 +122,7 @@ std::string Generator::meshText(const MeshSpec &mesh) {
   std::string text = fmt::format("@{} = <[{}]", mesh.name, fmt::join(axes, ", "));
   if (!mesh.ids.empty())
     text += fmt::format(", device_ids={}", listText(mesh.ids));
-  if (!mesh.explicitAxes.empty()) {
+  if (mesh.typed) {
     std::vector<std::string> types;
     for (const auto &axis : mesh.axes)
       types.push_back(mesh.explicitAxes.count(axis.first) ? "explicit" : "auto");

@@ -48,8 +48,11 @@ struct MeshSpec {
   std::string name;
   std::vector<std::pair<std::string, int64_t>> axes;
   std::vector<int64_t> ids;
-  /// The axes written `explicit` in axis_types (none: axis_types not written).
+  /// The axes written `explicit` in axis_types.
   std::set<std::string> explicitAxes;
+  /// axis_types is written (all auto too: then explicit_axes makes some
+  /// explicit).
+  bool typed = false;
   bool hasSplitAxis() const;
 };
 
