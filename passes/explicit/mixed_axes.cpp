@@ -379,12 +379,9 @@ private:
       std::vector<std::pair<int64_t, int64_t>> covered;
       for (const DimSharding &d : s.dims)
         for (const AxisRef &a : d.axes)
-          if (a.name == axis.name) {
-            if (!a.isSubAxis())
-              covered.clear(), covered.emplace_back(1, axis.size);
-            else
-              covered.emplace_back(a.preSize, a.preSize * a.size);
-          }
+          if (a.name == axis.name)
+            covered.emplace_back(a.effectivePreSize(),
+                                 a.effectivePreSize() * a.effectiveSize(axis.size));
       std::sort(covered.begin(), covered.end());
       int64_t from = 1;
       covered.emplace_back(axis.size, axis.size);
