@@ -2,6 +2,9 @@
 // auto_axes / explicit_axes regions.
 #include "ir/AxisTypes.h"
 
+#include <functional>
+#include <optional>
+
 namespace shardc {
 
 AxisType AxisTypeScope::typeOf(const Mesh &mesh, const std::string &axis) const {
@@ -17,6 +20,13 @@ bool AxisTypeScope::anyExplicit(const Mesh &mesh) const {
     if (isExplicit(mesh, a.name))
       return true;
   return false;
+}
+
+std::string AxisTypeScope::text(const Mesh &mesh) const {
+  std::string out;
+  for (const MeshAxis &a : mesh.axes)
+    out += (out.empty() ? "" : ", ") + a.name + ": " + axisTypeName(typeOf(mesh, a.name));
+  return out;
 }
 
 bool isAxesRegion(const Op &op) {
@@ -44,6 +54,30 @@ const Mesh *axesRegionMesh(const Op &op, const Module &module) {
       only = mesh.get();
     }
   return only;
+}
+
+AxisTypeScope scopeOfValue(const Value &value, const Module &module) {
+  std::optional<AxisTypeScope> found;
+  std::function<void(const Block &, const AxisTypeScope &)> search =
+      [&](const Block &b, const AxisTypeScope &scope) {
+        for (const auto &arg : b.args)
+          if (arg.get() == &value)
+            found = scope;
+        for (const auto &op : b.ops) {
+          for (const auto &r : op->results)
+            if (r.get() == &value)
+              found = scope;
+          AxisTypeScope inner = isAxesRegion(*op) ? bodyScope(*op, module, scope) : scope;
+          for (Block *region : op->regions())
+            if (!found)
+              search(*region, inner);
+        }
+      };
+  search(module.snippet.body, {});
+  for (const auto &f : module.functions)
+    if (!found)
+      search(f->body, {});
+  return found ? *found : AxisTypeScope{};
 }
 
 AxisTypeScope bodyScope(const Op &op, const Module &module, const AxisTypeScope &outer) {

@@ -25,6 +25,9 @@ struct AxisTypeScope {
   }
   /// Whether some axis of `mesh` is explicit here.
   bool anyExplicit(const Mesh &mesh) const;
+  /// `x: explicit, y: auto`: each axis of `mesh` with its type here (what
+  /// hover, --explain and --visualize show beside a type).
+  std::string text(const Mesh &mesh) const;
 };
 
 /// Whether `op` is auto_axes or explicit_axes.
@@ -38,5 +41,8 @@ const Mesh *axesRegionMesh(const Op &op, const Module &module);
 /// The scope inside `op`'s body: its axes auto (auto_axes) or explicit
 /// (explicit_axes).
 AxisTypeScope bodyScope(const Op &op, const Module &module, const AxisTypeScope &outer);
+/// The axis types where `value` is defined (the regions around it); the
+/// meshes' own when it is in no region or not in `module`.
+AxisTypeScope scopeOfValue(const Value &value, const Module &module);
 
 } // namespace shardc

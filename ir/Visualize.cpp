@@ -8,6 +8,7 @@
 //   4. draw with box-drawing characters, a colour per block on a terminal.
 #include "ir/Visualize.h"
 
+#include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "ir/ShardingLayout.h"
 
@@ -318,6 +319,9 @@ struct Item {
   const TensorType *type = nullptr; // null when not written
   const Sharding *sharding = nullptr;
   std::string note;
+  /// The axis types where the value is (inside auto_axes / explicit_axes
+  /// they differ from the mesh's).
+  AxisTypeScope axisTypes;
 };
 
 /// The sharding a value has: its own, or for an op that fixes its result's
@@ -341,12 +345,13 @@ const Sharding *knownSharding(const Value &v) {
 
 class Collector {
 public:
+  explicit Collector(const Module &module) : module_(module) {}
   std::vector<Item> items;
 
   void value(const Value &v, std::string role, const std::string &note) {
     if (const Sharding *s = knownSharding(v))
-      items.push_back(
-          Item{"%" + v.name, std::move(role), v.loc, v.typeKnown ? &v.type : nullptr, s, note});
+      items.push_back(Item{"%" + v.name, std::move(role), v.loc, v.typeKnown ? &v.type : nullptr, s,
+                           note, scope_});
   }
 
   /// Op results, then manual_computation bodies (arguments, then ops).
@@ -368,6 +373,16 @@ public:
       }
       if (!op->body)
         continue;
+      if (isAxesRegion(*op)) {
+        // Global shapes inside; only the axis types change.
+        AxisTypeScope outer = scope_;
+        scope_ = bodyScope(*op, module_, outer);
+        for (size_t i = 0; i < op->body->args.size(); ++i)
+          value(*op->body->args[i], fmt::format("body arg {} of {}", i, op->name()), note);
+        ops(*op->body, note);
+        scope_ = std::move(outer);
+        continue;
+      }
       const Attribute *manual = op->attr(attrs::manualAxes);
       std::vector<std::string> axes;
       for (const AxisRef &a : manual ? manual->axes : std::vector<AxisRef>{})
@@ -389,8 +404,13 @@ public:
     for (size_t i = 0; i < f.results.size(); ++i) {
       const ResultSpec &r = f.results[i];
       if (r.sharding)
-        items.push_back(Item{fmt::format("@{} result {}", f.name, i), "", r.loc,
-                             r.typeInvalid ? nullptr : &r.type, &*r.sharding, ""});
+        items.push_back(Item{fmt::format("@{} result {}", f.name, i),
+                             "",
+                             r.loc,
+                             r.typeInvalid ? nullptr : &r.type,
+                             &*r.sharding,
+                             "",
+                             {}});
     }
   }
 
@@ -402,11 +422,15 @@ public:
       value(*arg, "declaration", "");
     ops(module.snippet.body, "");
     for (const ShardedTypeDecl &d : module.typeDecls)
-      items.push_back(Item{"sharded type", "", d.loc, &d.type, &d.sharding, ""});
+      items.push_back(Item{"sharded type", "", d.loc, &d.type, &d.sharding, "", {}});
     std::stable_sort(items.begin() + first, items.end(), [](const Item &a, const Item &b) {
       return std::make_pair(a.loc.line, a.loc.col) < std::make_pair(b.loc.line, b.loc.col);
     });
   }
+
+private:
+  const Module &module_;
+  AxisTypeScope scope_;
 };
 
 std::string header(const Item &item, const Mesh *mesh) {
@@ -425,7 +449,12 @@ std::string header(const Item &item, const Mesh *mesh) {
   if (mesh)
     line("mesh", fmt::format("@{} = {}", mesh->name, printMeshBody(*mesh)));
   if (item.type) {
-    line("jax", jaxType(*item.type, item.sharding));
+    // A mesh with an explicit axis: each axis's type beside the JAX type, as
+    // hover and --explain show it (jax.typeof with the abstract mesh).
+    std::string axisTypes = mesh && (mesh->hasExplicitAxis() || item.axisTypes.anyExplicit(*mesh))
+                                ? "   (" + item.axisTypes.text(*mesh) + ")"
+                                : "";
+    line("jax", jaxType(*item.type, item.sharding) + axisTypes);
     if (mesh) {
       TensorType local{localShape(item.type->shape, *item.sharding, *mesh), item.type->dtype};
       bool padded = false;
@@ -442,7 +471,7 @@ std::string header(const Item &item, const Mesh *mesh) {
 } // namespace
 
 std::string visualizeModule(const Module &module, const VisualizeOptions &options) {
-  Collector collect;
+  Collector collect(module);
   collect.snippet(module);
   for (const auto &f : module.functions)
     collect.function(*f);

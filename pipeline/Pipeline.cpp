@@ -178,6 +178,10 @@ bool inlineCallsStage(PipelineState &s) {
 }
 
 bool partition(PipelineState &s) {
+  // Propagation keeps the auto_axes / explicit_axes regions (so that the
+  // sharded program prints them); the partitioner wants them inlined.
+  if (hasAxesRegions(*s.module))
+    lowerAxesRegions(*s.module);
   partitionModule(*s.module, s.diags, s.options.collectives);
   return true;
 }

@@ -37,4 +37,10 @@ bool hasMixedAxes(Module &module);
 bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
                          bool checkOnly);
 
+/// Inlines every auto_axes / explicit_axes body between the reshards and
+/// identities its boundary implies (what inferMixedShardings does before
+/// propagation and undoes after it), for partitioning: every value must
+/// have its sharding already.
+void lowerAxesRegions(Module &module);
+
 } // namespace shardc

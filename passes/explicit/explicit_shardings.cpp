@@ -316,13 +316,23 @@ private:
     const Sharding &target = attr->shardings.front();
     Value &operand = *op.operands[0];
     if (op.kind == OpKind::ShardingConstraint && !sameSharding(*operand.sharding, target)) {
+      // On a mixed mesh (or inside explicit_axes) only some axes assert:
+      // the note says which kind does what, not the global mode.
+      const Mesh *mesh = module_.findMesh(target.meshName);
+      std::string what =
+          mesh && mesh->hasAutoAxis()
+              ? fmt::format("on the explicit axes of @{} a sharding_constraint only asserts (on "
+                            "its auto axes it constrains propagation); reshard changes the "
+                            "explicit ones, e.g. ",
+                            mesh->name)
+              : fmt::format("every axis of @{} is explicit, so a sharding_constraint only "
+                            "asserts; reshard changes the sharding, e.g. ",
+                            target.meshName);
       diags_
           .error(op.loc, fmt::format("sharding_constraint - value's sharding differs from the "
                                      "constraint: {} vs {}",
                                      printSharding(*operand.sharding), printSharding(target)))
-          .note(Loc{}, "in --explicit mode a sharding_constraint only asserts; reshard changes "
-                       "the sharding, e.g. " +
-                           exampleReshard(operand, target));
+          .note(Loc{}, what + exampleReshard(operand, target));
       return std::nullopt;
     }
     return op.result()->sharding ? op.result()->sharding : target;

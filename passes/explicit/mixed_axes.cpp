@@ -15,7 +15,10 @@
 //      out_shardings, explicit_axes operands to their in_shardings) and an
 //      identity where only the type changes;
 //   5. propagation completes the auto axes; the replicated lists added in 3
-//      are dropped, and each value's explicit part must be what step 2 gave.
+//      are dropped, and each value's explicit part must be what step 2 gave;
+//   6. the regions are raised back, their values' shardings complete, so the
+//      printed program (--emit=sharded, --explain) keeps them and compiles
+//      again; partitioning lowers them once more (lowerAxesRegions).
 // "Explicit" is where a sharding is written: inside an auto_axes body its
 // axes are auto, inside an explicit_axes body its axes are explicit
 // (ir/AxisTypes.h).
@@ -97,11 +100,12 @@ public:
     for (Slot &slot : values_)
       if (*slot.where)
         unblock(**slot.where, slot.scope);
-    // A reshard's attribute keeps the explicit axes it moves (of the mesh:
-    // the regions are gone), so that the printed program checks again.
+    // A reshard's attribute keeps the explicit axes it moves (explicit
+    // where it is written: step 6 puts the regions back), so that the
+    // printed program checks again.
     for (AttrSlot &slot : attributes_)
       if (slot.reshardTarget)
-        restrict(*slot.where, {});
+        restrict(*slot.where, slot.scope);
       else
         unblock(*slot.where, slot.scope);
     for (auto &lowered : loweredAttributes_)
@@ -109,7 +113,17 @@ public:
     for (ShardedTypeDecl &decl : module_.typeDecls)
       unblock(decl.sharding, {});
     checkExplicitParts();
+    raiseRegions();
     return !diags_.hasErrors();
+  }
+
+  /// Lowers the regions of a program whose values all have their shardings
+  /// (before partitioning): each reshard the boundary implies keeps the
+  /// explicit axes it moves, as after step 5.
+  void lowerOnly() {
+    lowerBlocks();
+    for (auto &lowered : loweredAttributes_)
+      restrict(*lowered.first, {});
   }
 
 private:
@@ -203,6 +217,12 @@ private:
       const bool autoAxes = op->kind == OpKind::AutoAxes;
       const Attribute *list = op->attr(autoAxes ? attrs::outShardings : attrs::inShardings);
       Block &body = *op->body;
+      LoweredRegion record{&b, nullptr, {}, body.args.size(), op->results.size(), {}, {}};
+      for (const auto &arg : body.args)
+        record.argTypes.push_back(arg->writtenType);
+      for (const auto &r : op->results)
+        record.resultTypes.push_back(r->writtenType);
+      const size_t first = ops.size();
       // Into the body: auto_axes changes the type only; explicit_axes
       // reshards each operand to its in_sharding.
       for (size_t i = 0; i < body.args.size(); ++i)
@@ -214,8 +234,54 @@ private:
       for (size_t i = 0; i < op->results.size(); ++i)
         ops.push_back(edge(*op, autoAxes ? &list->shardings[i] : nullptr, body.returned[i],
                            std::move(op->results[i])));
+      body.ops.clear();
+      for (size_t k = first; k < ops.size(); ++k)
+        record.ops.push_back(ops[k].get());
+      record.region = std::move(op);
+      lowered_.push_back(std::move(record));
     }
     b.ops = std::move(ops);
+  }
+
+  /// 6. Each lowered region back in place, outermost first: its arguments
+  /// and results are the edges' results again, its body the ops between.
+  void raiseRegions() {
+    for (auto it = lowered_.rbegin(); it != lowered_.rend(); ++it) {
+      LoweredRegion &r = *it;
+      std::vector<std::unique_ptr<Op>> &ops = r.parent->ops;
+      auto at = std::find_if(ops.begin(), ops.end(),
+                             [&](const auto &op) { return op.get() == r.ops.front(); });
+      size_t pos = static_cast<size_t>(at - ops.begin());
+      if (at == ops.end() || pos + r.ops.size() > ops.size())
+        throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
+      for (size_t k = 0; k < r.ops.size(); ++k)
+        if (ops[pos + k].get() != r.ops[k])
+          throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
+      Op &region = *r.region;
+      Block &body = *region.body;
+      for (size_t i = 0; i < r.inEdges; ++i) {
+        std::unique_ptr<Value> arg = std::move(ops[pos + i]->results[0]);
+        arg->definingOp = nullptr;
+        arg->resultIndex = 0;
+        arg->writtenType = r.argTypes[i];
+        body.args[i] = std::move(arg);
+      }
+      for (size_t k = pos + r.inEdges; k < pos + r.ops.size() - r.outEdges; ++k)
+        body.ops.push_back(std::move(ops[k]));
+      for (size_t i = 0; i < r.outEdges; ++i) {
+        std::unique_ptr<Value> result =
+            std::move(ops[pos + r.ops.size() - r.outEdges + i]->results[0]);
+        result->definingOp = &region;
+        result->resultIndex = static_cast<int>(i);
+        result->writtenType = r.resultTypes[i];
+        region.results[i] = std::move(result);
+      }
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(pos) + 1,
+                ops.begin() + static_cast<std::ptrdiff_t>(pos + r.ops.size()));
+      ops[pos] = std::move(r.region);
+    }
+    lowered_.clear();
+    loweredAttributes_.clear();
   }
 
   /// `%result = reshard %from target` (or `identity %from` without a target).
@@ -295,14 +361,36 @@ private:
     s.replicated.clear();
   }
 
-  /// Lists every explicit axis `s` does not name as explicitly replicated.
+  /// Lists every explicit axis `s` does not name as explicitly replicated;
+  /// of one it names by sub-axes only, the parts between them, so that
+  /// propagation cannot add the rest of the axis either.
   void block(Sharding &s, const AxisTypeScope &scope) const {
     const Mesh *mesh = meshOf(s);
     if (!mesh)
       return;
-    for (const MeshAxis &axis : mesh->axes)
-      if (scope.isExplicit(*mesh, axis.name) && !named(s, axis.name))
+    for (const MeshAxis &axis : mesh->axes) {
+      if (!scope.isExplicit(*mesh, axis.name))
+        continue;
+      if (!named(s, axis.name)) {
         s.replicated.push_back(AxisRef{axis.name, 0, 0, {}});
+        continue;
+      }
+      // The pre-size ranges [pre, pre*size) the sub-axes cover, in order.
+      std::vector<std::pair<int64_t, int64_t>> covered;
+      for (const DimSharding &d : s.dims)
+        for (const AxisRef &a : d.axes)
+          if (a.name == axis.name)
+            covered.emplace_back(a.effectivePreSize(),
+                                 a.effectivePreSize() * a.effectiveSize(axis.size));
+      std::sort(covered.begin(), covered.end());
+      int64_t from = 1;
+      covered.emplace_back(axis.size, axis.size);
+      for (const auto &[lo, hi] : covered) {
+        if (lo > from && lo % from == 0)
+          s.replicated.push_back(AxisRef{axis.name, from, lo / from, {}});
+        from = std::max(from, hi);
+      }
+    }
   }
 
   /// Drops the explicit axes from the replicated list (they mean nothing
@@ -339,6 +427,15 @@ private:
   std::vector<Sharding> writtenDecls_;
   /// The reshards step 4 adds, with the scope their sharding was written in.
   std::vector<std::pair<Sharding *, AxisTypeScope>> loweredAttributes_;
+  /// Each region step 4 lowered, innermost first: what step 6 puts back.
+  struct LoweredRegion {
+    Block *parent;
+    std::unique_ptr<Op> region;
+    std::vector<Op *> ops; // in the parent: the in edges, the body, the out edges
+    size_t inEdges = 0, outEdges = 0;
+    std::vector<std::optional<TensorType>> argTypes, resultTypes; // as written
+  };
+  std::vector<LoweredRegion> lowered_;
 };
 
 } // namespace
@@ -352,6 +449,11 @@ bool hasMixedAxes(Module &module) {
     autoAxis = autoAxis || mesh->hasAutoAxis();
   }
   return explicitAxis && autoAxis;
+}
+
+void lowerAxesRegions(Module &module) {
+  DiagnosticEngine unused;
+  MixedAxes(module, unused).lowerOnly();
 }
 
 bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,

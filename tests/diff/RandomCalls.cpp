@@ -39,7 +39,7 @@ const FuncSpec &Generator::makeFunction(const std::vector<Val> &args) {
   body.oneMesh = f.oneMesh;
   std::vector<std::string> paramTexts;
   for (const Val &a : args) {
-    Val p{fresh("a"), a.shape, a.dtype, true, f.annotated ? a.mesh : 0, {}};
+    Val p{fresh("a"), a.shape, a.dtype, true, f.annotated ? a.mesh : 0, {}, {}};
     std::string text = fmt::format("%{}: {}", p.name, typeText(p.shape, p.dtype));
     if (f.annotated && rng_.chance(0.5))
       text += " " + sharding(p.shape, p.mesh, rng_.chance(0.5));

@@ -85,7 +85,7 @@ void Generator::fill(int maxOps) {
 }
 
 Val Generator::scalar(const std::string &dtype, const std::string &text) {
-  Val r{"", {}, dtype, true, cur().mesh >= 0 ? cur().mesh : 0, {}};
+  Val r{"", {}, dtype, true, cur().mesh >= 0 ? cur().mesh : 0, {}, {}};
   return emit(fmt::format("constant dense<{}>", text), r, true);
 }
 
@@ -166,6 +166,7 @@ Val Generator::pickReturn(const Val &want, bool exact, const std::set<std::strin
   std::vector<Val> fits;
   for (const Val &v : cur().pool)
     if (v.shape == want.shape && v.dtype == want.dtype && (!exact || v.exact) &&
+        sameExplicitPart(v.ex, want.ex) &&
         (!within ||
          std::includes(within->begin(), within->end(), v.varies.begin(), v.varies.end())))
       fits.push_back(v);
@@ -174,17 +175,26 @@ Val Generator::pickReturn(const Val &want, bool exact, const std::set<std::strin
   Val v = rng_.chance(0.6) ? fits.back() : rng_.pick(fits);
   if (!bound || v.dtype == "i1")
     return v;
+  // The squashed value keeps the explicit part (no out_sharding changes it).
+  const Ex keep = v.ex;
+  auto keepEx = [&] {
+    if (mixed_)
+      nextEx_ = keep;
+  };
   if (isInt(v.dtype)) {
     Val hi = scalar(v.dtype, "100"), lo = scalar(v.dtype, "-100");
+    keepEx();
     v = emit(fmt::format("min %{}, %{}", v.name, hi.name), v);
+    keepEx();
     return emit(fmt::format("max %{}, %{}", v.name, lo.name), v);
   }
   int64_t r = rng_.below(20);
-  if (r < 12)
-    return emit(fmt::format("tanh %{}", v.name), v);
-  if (r < 17)
-    return emit(fmt::format("sigmoid %{}", v.name), v);
+  if (r < 17) {
+    keepEx();
+    return emit(fmt::format("{} %{}", r < 12 ? "tanh" : "sigmoid", v.name), v);
+  }
   Val half = scalar(v.dtype, "0.5");
+  keepEx();
   return emit(fmt::format("mul %{}, %{}", v.name, half.name), v);
 }
 
@@ -221,7 +231,7 @@ std::string Generator::resultTypes(const std::vector<Val> &results) {
   for (const Val &v : results) {
     std::string t = typeText(v.shape, v.dtype);
     if (cur().annotate && rng_.chance(0.3))
-      t += " " + sharding(v.shape, v.mesh, rng_.chance(0.6));
+      t += " " + sharding(v.shape, v.mesh, rng_.chance(0.6), false, {}, &v.ex);
     types.push_back(t);
   }
   return fmt::format(" : {}", fmt::join(types, ", "));
@@ -244,7 +254,7 @@ void Generator::emitFor() {
   int64_t lb = rng_.between(-3, 3);
   int64_t trips = rng_.chance(0.15) ? 0 : rng_.between(1, 4);
   int64_t ub = trips == 0 ? lb - rng_.below(3) : lb + step * (trips - 1) + rng_.between(1, step);
-  Val index{fresh("i"), {}, "i64", true, cur().mesh >= 0 ? cur().mesh : 0, {}};
+  Val index{fresh("i"), {}, "i64", true, cur().mesh >= 0 ? cur().mesh : 0, {}, {}};
 
   scopes_.push_back(regionScope(args));
   cur().pool.push_back(index);

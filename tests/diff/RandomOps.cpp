@@ -47,7 +47,9 @@ void Generator::step() {
       {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitFor(); }},
       {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitWhile(); }},
       {cur().oneMesh && cur().depth < 3 ? 1 : 0, [&] { emitIf(); }},
-      {callDepth_ < 2 ? 1 : 0, [&] { emitCall(); }},
+      {callDepth_ < 2 && !mixed_ ? 1 : 0, [&] { emitCall(); }},
+      {mixed_ && cur().annotate && cur().depth < 3 ? 1 : 0, [&] { emitAxesRegion(true); }},
+      {mixed_ && cur().annotate && cur().depth < 3 ? 1 : 0, [&] { emitAxesRegion(false); }},
   };
   int total = 0;
   for (const Entry &e : table)
@@ -347,7 +349,8 @@ void Generator::emitConcatSliceOrPad() {
 /// when given (a region's stand-in for a parameter), else random ones.
 void Generator::emitCreation(Shape shape, std::string dtype) {
   Val r{"",   shape.empty() ? randomShape() : shape, dtype.empty() ? randomDtype() : dtype,
-        true, cur().mesh >= 0 ? cur().mesh : 0,      {}};
+        true, cur().mesh >= 0 ? cur().mesh : 0,      {},
+        {}};
   int kind = static_cast<int>(rng_.below(4));
   if (isInt(r.dtype) && kind >= 2)
     kind = static_cast<int>(rng_.below(2));
@@ -383,9 +386,18 @@ void Generator::emitConvert(const Val &x) {
 void Generator::emitShardingOp(const Val &x) {
   Val r = x;
   if (rng_.chance(0.5)) {
+    // On explicit axes an assertion: it names the value's explicit part.
+    if (mixed_)
+      nextEx_ = x.ex;
     emit(fmt::format("sharding_constraint %{} {}", x.name,
-                     sharding(x.shape, x.mesh, rng_.chance(0.5))),
+                     sharding(x.shape, x.mesh, rng_.chance(0.5), false, {}, &x.ex)),
          r);
+    return;
+  }
+  if (mixed_) { // reshard names explicit axes only
+    Ex target = randomEx(x.shape, explicitHere());
+    nextEx_ = target;
+    emit(fmt::format("reshard %{} {}", x.name, exText(target, x.shape.size())), r);
     return;
   }
   r.mesh = cur().oneMesh ? home() : static_cast<int>(rng_.below(meshes_.size()));

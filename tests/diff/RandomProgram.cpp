@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 namespace shardc::difftest {
 
@@ -42,6 +43,7 @@ int64_t product(const Shape &s) {
 std::string Generator::run() {
   makeMeshes();
   scopes_.push_back(Scope{});
+  cur().explicitAxes = meshes_[0].explicitAxes;
   // Control flow runs inside one per-device body, whose values must all be
   // on one mesh; and propagation carries an open value onto the mesh of any
   // user. So a program with loops and branches keeps every value on its
@@ -78,21 +80,24 @@ void Generator::makeMeshes() {
     return ids;
   };
   if (devices_ == 1 && rng_.chance(0.4)) {
-    meshes_.push_back({"m", {}, {0}}); // a one-device program on a maximal mesh
+    meshes_.push_back({"m", {}, {0}, {}}); // a one-device program on a maximal mesh
   } else {
     const std::vector<int64_t> &sizes = rng_.pick(fits);
-    MeshSpec mesh{"m", {}, {}};
+    MeshSpec mesh{"m", {}, {}, {}};
     for (size_t i = 0; i < sizes.size(); ++i)
       mesh.axes.emplace_back(kNames[i], sizes[i]);
     if (devices_ > 1 && rng_.chance(0.2))
       mesh.ids = permuted();
     meshes_.push_back(mesh);
+    chooseAxisTypes();
+    if (mixed_)
+      return; // one mesh: values on meshes without types would need reshards
   }
   // A second mesh over the same devices in another order and shape: values
   // move there through reshard and the partitioner must move their data.
   if (devices_ >= 4 && rng_.chance(0.3)) {
     const std::vector<int64_t> &sizes = rng_.pick(fits);
-    MeshSpec other{"m2", {}, permuted()};
+    MeshSpec other{"m2", {}, permuted(), {}};
     static const char *kOther[] = {"a", "b", "c"};
     for (size_t i = 0; i < sizes.size(); ++i)
       other.axes.emplace_back(kOther[i], sizes[i]);
@@ -104,10 +109,10 @@ void Generator::makeMeshes() {
     std::string name = fmt::format("d{}", id);
     if (std::none_of(meshes_.begin(), meshes_.end(),
                      [&](const MeshSpec &m) { return m.name == name; }))
-      meshes_.push_back({name, {}, {id}});
+      meshes_.push_back({name, {}, {id}, {}});
   }
   if (rng_.chance(0.08))
-    meshes_.push_back({"e", {}, {}});
+    meshes_.push_back({"e", {}, {}, {}});
 }
 
 std::string Generator::meshText(const MeshSpec &mesh) {
@@ -117,6 +122,12 @@ std::string Generator::meshText(const MeshSpec &mesh) {
   std::string text = fmt::format("@{} = <[{}]", mesh.name, fmt::join(axes, ", "));
   if (!mesh.ids.empty())
     text += fmt::format(", device_ids={}", listText(mesh.ids));
+  if (mesh.typed) {
+    std::vector<std::string> types;
+    for (const auto &axis : mesh.axes)
+      types.push_back(mesh.explicitAxes.count(axis.first) ? "explicit" : "auto");
+    text += fmt::format(", axis_types=[{}]", fmt::join(types, ", "));
+  }
   return text + ">";
 }
 
@@ -148,9 +159,22 @@ std::vector<Piece> pieces(const MeshSpec &mesh, const std::set<std::string> &exc
 
 /// A random sharding of `shape` on mesh `meshIndex` that names no axis of
 /// `exclude`. Closed when `closed`; otherwise dims may be open, and
-/// `priorities` allows `p0`/`p1`.
+/// `priorities` allows `p0`/`p1`. On a mesh with axis types, the axes
+/// explicit here are written as `ex` gives them (none when null), each dim's
+/// major-most, and the random part names auto axes only.
 std::string Generator::sharding(const Shape &shape, int meshIndex, bool closed, bool priorities,
-                                const std::set<std::string> &exclude) {
+                                const std::set<std::string> &excludeGiven, const Ex *ex) {
+  std::set<std::string> exclude = excludeGiven;
+  if (mixed_ && meshIndex == 0) {
+    for (const std::string &axis : explicitHere())
+      exclude.insert(axis);
+    // Every axis explicit: the --explicit rules, where open dims and
+    // priorities are errors.
+    if (meshes_[0].explicitAxes.size() == meshes_[0].axes.size()) {
+      closed = true;
+      priorities = false;
+    }
+  }
   const MeshSpec &mesh = meshes_[meshIndex];
   // A maximal mesh (no axes, one device) takes no dim shardings (Shardy's
   // verifier): `sharding<@d, []>` whatever the rank.
@@ -168,7 +192,11 @@ std::string Generator::sharding(const Shape &shape, int meshIndex, bool closed, 
   for (size_t d = 0; d < shape.size(); ++d) {
     std::vector<std::string> axes;
     std::vector<std::string> axisNames;
+    if (mixed_ && ex && d < ex->size())
+      for (const std::string &axis : (*ex)[d])
+        axes.push_back(fmt::format("\"{}\"", axis));
     int wanted = all.empty() ? 0 : rng_.chance(0.5) ? (rng_.chance(0.2) ? 2 : 1) : 0;
+    wanted += static_cast<int>(axes.size());
     for (int tries = 0; tries < 6 && static_cast<int>(axes.size()) < wanted; ++tries) {
       const Piece &p = rng_.pick(all);
       if (!fits(p) || std::find(axisNames.begin(), axisNames.end(), p.axis) != axisNames.end())
@@ -217,13 +245,17 @@ std::string Generator::randomDtype() {
 std::string Generator::fresh(const char *prefix) { return fmt::format("{}{}", prefix, names_++); }
 
 Val Generator::newParam(const Shape &shape, const std::string &dtype) {
-  Val v{fresh("p"), shape, dtype, true, 0, {}};
+  Val v{fresh("p"), shape, dtype, true, 0, {}, {}};
   // Mostly on the first mesh; sometimes on another one (a one-device mesh too).
   if (meshes_.size() > 1 && !cur().oneMesh && rng_.chance(0.2))
     v.mesh = static_cast<int>(rng_.below(meshes_.size()));
   std::string text = fmt::format("%{}: {}", v.name, typeText(shape, dtype));
-  if (rng_.chance(0.6) || v.mesh != 0)
-    text += " " + sharding(shape, v.mesh, v.mesh != 0 || rng_.chance(0.5), true);
+  if (rng_.chance(0.6) || v.mesh != 0) {
+    // An unannotated parameter is replicated along the explicit axes.
+    if (mixed_)
+      v.ex = randomEx(shape, explicitHere());
+    text += " " + sharding(shape, v.mesh, v.mesh != 0 || rng_.chance(0.5), true, {}, &v.ex);
+  }
   params_.push_back(text);
   for (Scope &scope : scopes_) // @main's body and the regions in it
     scope.pool.push_back(v);
@@ -259,10 +291,24 @@ Val Generator::emit(const std::string &rhs, Val result, bool writeType) {
   // out_shardings in @main only: in a body they could name only the free
   // axes, and the body's values have no mesh of their own.
   bool outSharding = cur().annotate && usable(result) && rng_.chance(0.15);
+  result.ex.clear();
+  if (mixed_) {
+    // The explicit part of the result: the op's rule where the generator
+    // knows it, else an out_sharding decides it (which overrides the rule).
+    bool decided = nextEx_.has_value();
+    std::optional<Ex> ex = inferEx(rhs, result);
+    if (!ex || (outSharding && !decided && rng_.chance(0.5))) {
+      if (!cur().annotate)
+        throw std::logic_error("difftest: explicit axes where no out_sharding may be written");
+      ex = randomEx(result.shape, explicitHere());
+      outSharding = true;
+    }
+    result.ex = *ex;
+  }
   if (writeType || outSharding)
     line += " : " + typeText(result.shape, result.dtype);
   if (outSharding)
-    line += " " + sharding(result.shape, result.mesh, rng_.chance(0.6));
+    line += " " + sharding(result.shape, result.mesh, rng_.chance(0.6), false, {}, &result.ex);
   cur().body += line + "\n";
   cur().pool.push_back(result);
   ++ops_;
@@ -281,7 +327,7 @@ std::string Generator::assemble() {
   for (const Val &v : results) {
     std::string t = typeText(v.shape, v.dtype);
     if (rng_.chance(0.35))
-      t += " " + sharding(v.shape, v.mesh, true);
+      t += " " + sharding(v.shape, v.mesh, true, false, {}, &v.ex);
     types.push_back(t);
     names.push_back("%" + v.name);
   }

@@ -8,7 +8,9 @@
 // dims, priorities, explicitly replicated axes), and a few to a few dozen ops
 // drawn from every op group, with out_shardings, sharding_constraints and
 // reshards sprinkled in; manual_computations, for, while and if nest in each
-// other, and generated functions are called from any of them.
+// other, and generated functions are called from any of them. Some programs
+// give their mesh axis types (explicit and auto axes, LANGUAGE.md section
+// 10), with auto_axes and explicit_axes regions nested in all of these.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,9 @@ struct ProgramOptions {
   int maxOps = 14;
   /// Largest extent of a generated dimension.
   int64_t maxDim = 9;
+  /// The chance that a program whose first mesh has axes gives them axis
+  /// types (some explicit) and writes auto_axes / explicit_axes regions.
+  double axisTypes = 0.3;
 };
 
 /// The text of the program for `seed`: the same seed gives the same text on

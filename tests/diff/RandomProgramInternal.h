@@ -2,12 +2,14 @@
 // RandomProgram.cpp (meshes, shardings, the value pool, the program text),
 // RandomOps.cpp (one emit function per op group), RandomRegions.cpp
 // (manual_computation and the collectives of its body), RandomControl.cpp
-// (for, while, if) and RandomCalls.cpp (calls of generated functions).
+// (for, while, if), RandomCalls.cpp (calls of generated functions) and
+// RandomAxes.cpp (axis types, auto_axes and explicit_axes).
 #pragma once
 
 #include "tests/diff/RandomProgram.h"
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +37,10 @@ private:
 };
 
 using Shape = std::vector<int64_t>;
+/// A value's explicit axes per dim, major to minor: the part of its sharding
+/// that is its type on a mesh with explicit axes (LANGUAGE.md section 10).
+/// Empty (or every dim empty): replicated along every explicit axis.
+using Ex = std::vector<std::vector<std::string>>;
 
 /// A mesh: named axes over device ids (empty ids: 0..N-1). A maximal mesh
 /// has no axes and one device id; the empty mesh has neither.
@@ -42,6 +48,11 @@ struct MeshSpec {
   std::string name;
   std::vector<std::pair<std::string, int64_t>> axes;
   std::vector<int64_t> ids;
+  /// The axes written `explicit` in axis_types.
+  std::set<std::string> explicitAxes;
+  /// axis_types is written (all auto too: then explicit_axes makes some
+  /// explicit).
+  bool typed = false;
   bool hasSplitAxis() const;
 };
 
@@ -56,6 +67,8 @@ struct Val {
   bool exact = true;
   int mesh = 0;
   std::set<std::string> varies;
+  /// Its explicit axes (in a program with axis types; else empty).
+  Ex ex;
 };
 
 /// One region being written: a function's body, a manual_computation body,
@@ -85,6 +98,9 @@ struct Scope {
   /// per-device body, so its regions may not move values between meshes
   /// (for, while and if are written only where this holds).
   bool oneMesh = false;
+  /// The axes explicit here: the mesh's, less the manual ones and those an
+  /// enclosing auto_axes made auto, plus those an explicit_axes made explicit.
+  std::set<std::string> explicitAxes;
 };
 
 /// A generated function other than @main: its name, parameters and results
@@ -101,17 +117,28 @@ struct FuncSpec {
 bool isFloat(const std::string &dtype);
 bool isInt(const std::string &dtype);
 std::string typeText(const Shape &shape, const std::string &dtype);
+/// Equal explicit parts (an empty one is replicated).
+bool sameExplicitPart(const Ex &a, const Ex &b);
 std::string listText(const std::vector<int64_t> &v);
 int64_t product(const Shape &s);
 
 class Generator {
 public:
-  Generator(uint64_t seed, const ProgramOptions &options) : rng_(seed), options_(options) {}
+  Generator(uint64_t seed, const ProgramOptions &options)
+      : rng_(seed), axesRng_(seed ^ 0xA5E5A5E5ull), options_(options) {}
   std::string run();
 
 private:
   Rng rng_;
+  /// Draws whether a program has axis types, from its own stream, so that
+  /// the programs without them are those of the seeds before axis types.
+  Rng axesRng_;
   ProgramOptions options_;
+  /// The first mesh has axis types (then it is the program's only mesh).
+  bool mixed_ = false;
+  /// The explicit part of the next emitted result, when its op decides it
+  /// (reshard, sharding_constraint).
+  std::optional<Ex> nextEx_;
   int64_t devices_ = 1;
   std::vector<MeshSpec> meshes_;
   std::vector<std::string> params_;
@@ -132,7 +159,7 @@ private:
   void makeMeshes();
   std::string meshText(const MeshSpec &mesh);
   std::string sharding(const Shape &shape, int meshIndex, bool closed, bool priorities = false,
-                       const std::set<std::string> &exclude = {});
+                       const std::set<std::string> &exclude = {}, const Ex *ex = nullptr);
   Shape randomShape(int minRank = 1, int maxRank = 3);
   std::string randomDtype();
   std::string fresh(const char *prefix);
@@ -179,6 +206,15 @@ private:
   void useCarried(const std::vector<Val> &values);
   std::string resultTypes(const std::vector<Val> &results);
   const FuncSpec &makeFunction(const std::vector<Val> &args);
+
+  // RandomAxes.cpp: axis types, the explicit part of each value, and the
+  // auto_axes / explicit_axes regions.
+  void chooseAxisTypes();
+  Ex randomEx(const Shape &shape, const std::vector<std::string> &axes);
+  std::vector<std::string> explicitHere() const;
+  std::optional<Ex> inferEx(const std::string &rhs, const Val &result);
+  std::string exText(const Ex &ex, size_t rank) const;
+  void emitAxesRegion(bool autoAxes);
 };
 
 } // namespace shardc::difftest

@@ -42,10 +42,13 @@ void Generator::emitManual() {
   int mesh = rng_.pick(candidates);
   const MeshSpec &spec = meshes_[mesh];
   std::vector<std::string> own, others;
+  // The explicit axes here are all made manual (an explicit free axis would
+  // need out_shardings in the body, where none are written).
+  const std::set<std::string> explicitAxes = cur().explicitAxes;
   for (const auto &[name, size] : spec.axes) {
     if (size == 1 || cur().manual.count(name))
       continue;
-    (rng_.chance(0.6) ? own : others).push_back(name);
+    (explicitAxes.count(name) || rng_.chance(0.6) ? own : others).push_back(name);
   }
   if (own.empty() && !others.empty()) {
     own.push_back(others.back());
@@ -71,8 +74,15 @@ void Generator::emitManual() {
     std::vector<std::vector<std::string>> dims(x.shape.size());
     Val arg = x;
     arg.name = fresh("l");
+    arg.ex.clear();
+    // The operand's explicit axes where its type has them, major-most.
+    for (size_t d = 0; d < x.ex.size(); ++d)
+      for (const std::string &axis : x.ex[d]) {
+        dims[d].push_back(axis);
+        arg.varies.insert(axis);
+      }
     for (const std::string &axis : own)
-      if (rng_.chance(0.7)) {
+      if (!explicitAxes.count(axis) && rng_.chance(0.7)) {
         size_t d = rng_.below(x.shape.size());
         dims[d].push_back(axis);
         arg.varies.insert(axis);
@@ -105,6 +115,9 @@ void Generator::emitManual() {
   body.annotate = false;
   body.params = false;
   body.oneMesh = cur().oneMesh;
+  body.explicitAxes = explicitAxes;
+  for (const std::string &axis : own)
+    body.explicitAxes.erase(axis);
   scopes_.push_back(body);
   int target = static_cast<int>(rng_.between(1, 5)), made = 0;
   for (int attempts = 0; made < target && attempts < 20; ++attempts) {
@@ -137,6 +150,11 @@ void Generator::emitManual() {
       if (!v.shape.empty() && rng_.chance(0.15))
         dims[rng_.below(v.shape.size())].push_back(axis);
     r.mesh = mesh;
+    r.ex.assign(dims.size(), {});
+    for (size_t d = 0; d < dims.size(); ++d)
+      for (const std::string &axis : dims[d])
+        if (explicitAxes.count(axis))
+          r.ex[d].push_back(axis);
     results.push_back(r);
     returned.push_back("%" + v.name);
     outShardings.push_back(shardingText(spec.name, dims));
@@ -310,7 +328,7 @@ void Generator::emitCollective() {
   }
   default: { // axis_index, added to a value
     const std::string &axis = rng_.pick(manual).first;
-    Val idx{"", {}, "i32", true, cur().mesh, {axis}};
+    Val idx{"", {}, "i32", true, cur().mesh, {axis}, {}};
     idx = emit(fmt::format("axis_index {{axis = \"{}\"}}", axis), idx, true);
     Val x = anyValue();
     if (x.dtype != "i32") {

@@ -79,6 +79,11 @@ int main(int argc, char **argv) {
   app.add_option("--max-dim", programOptions.maxDim, "largest extent of a dimension")
       ->check(CLI::Range(2, 4096))
       ->capture_default_str();
+  app.add_option("--axis-types", programOptions.axisTypes,
+                 "the chance that a program's mesh has axis types (explicit axes, auto_axes "
+                 "and explicit_axes regions); 1: every program with mesh axes")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   app.add_flag("--no-simulate", checkOptions.skipSimulation,
                "only check that programs compile and propagate (no interpreter run)");
   app.add_option("--mpi-every", mpiEvery,

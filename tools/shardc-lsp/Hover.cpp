@@ -5,6 +5,7 @@
 // a mesh: its axes, sizes and device order; for an axis: its mesh and size.
 #include "tools/shardc-lsp/Features.h"
 
+#include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "ir/ShardingLayout.h"
 
@@ -46,7 +47,11 @@ public:
       if (auto it = analysis_.origins()->values.find(after);
           it != analysis_.origins()->values.end())
         dims = &it->second;
-    return out + tensor(shown.type, shown.sharding ? &*shown.sharding : nullptr, dims, after);
+    // The axis types where the value is, as written (regions change them).
+    AxisTypeScope scope =
+        analysis_.module() ? scopeOfValue(v, *analysis_.module()) : AxisTypeScope{};
+    return out +
+           tensor(shown.type, shown.sharding ? &*shown.sharding : nullptr, dims, after, scope);
   }
 
   std::string result(const Function &f, size_t i) {
@@ -126,13 +131,17 @@ public:
 private:
   /// `propagated`: whether `sharding` is the result of propagation.
   std::string tensor(const TensorType &type, const Sharding *sharding,
-                     const std::vector<DimOrigins> *dims, bool propagated) {
+                     const std::vector<DimOrigins> *dims, bool propagated,
+                     const AxisTypeScope &scope = {}) {
     std::string out = code(printType(type) + (sharding ? " " + printSharding(*sharding) : ""));
     const Module *module = analysis_.propagated() ? analysis_.propagated() : analysis_.module();
     const Mesh *mesh = module && sharding ? module->findMesh(sharding->meshName) : nullptr;
-    // Each axis's type beside the type when the mesh has an explicit axis.
+    // Each axis's type beside the type when the mesh has an explicit axis
+    // (where the value is).
     out += fmt::format("JAX: `{}`{}\n\n", jaxType(type, sharding),
-                       mesh && mesh->hasExplicitAxis() ? " (" + mesh->axisTypesText() + ")" : "");
+                       mesh && (mesh->hasExplicitAxis() || scope.anyExplicit(*mesh))
+                           ? " (" + scope.text(*mesh) + ")"
+                           : "");
     if (!propagated)
       out += analysis_.module() && analysis_.propagated() == nullptr
                  ? "as written: propagation did not run (the file has errors)\n\n"

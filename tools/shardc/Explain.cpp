@@ -7,6 +7,7 @@
 //   2. print one block per value, looking each axis origin's Loc up there.
 #include "tools/shardc/Explain.h"
 
+#include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "ir/ShardingLayout.h"
 
@@ -174,8 +175,13 @@ private:
         value(*r, op->results.size() == 1
                       ? op->name()
                       : fmt::format("{} result {}", op->name(), r->resultIndex));
+      // Inside auto_axes / explicit_axes the region's axes change type.
+      AxisTypeScope outer = scope_;
+      if (isAxesRegion(*op))
+        scope_ = bodyScope(*op, module_, outer);
       for (Block *region : op->regions())
         block(*region, op->name());
+      scope_ = std::move(outer);
     }
   }
 
@@ -201,10 +207,11 @@ private:
              const Sharding *sharding, const std::vector<DimOrigins> *dims, Loc writtenAt) {
     out_ += fmt::format("\n{}  {}  {}\n", name, locText(loc), what);
     const Mesh *mesh = sharding ? module_.findMesh(sharding->meshName) : nullptr;
-    // A mesh with an explicit axis: each axis's type beside the type, as
-    // jax.typeof with get_abstract_mesh shows it.
-    std::string axisTypes =
-        mesh && mesh->hasExplicitAxis() ? "   (" + mesh->axisTypesText() + ")" : "";
+    // A mesh with an explicit axis (here): each axis's type beside the type,
+    // as jax.typeof with get_abstract_mesh shows it.
+    std::string axisTypes = mesh && (mesh->hasExplicitAxis() || scope_.anyExplicit(*mesh))
+                                ? "   (" + scope_.text(*mesh) + ")"
+                                : "";
     out_ +=
         fmt::format("  type      {}   {}{}\n", printType(type), jaxType(type, sharding), axisTypes);
     if (!sharding) {
@@ -268,6 +275,8 @@ private:
   }
 
   const Module &module_;
+  /// The axis types where the values being explained are.
+  AxisTypeScope scope_;
   const ShardingOrigins *origins_;
   std::optional<AnnotationIndex> index_;
   std::string out_;
