@@ -254,7 +254,7 @@ void shardrt_all_gather(shardrt_context *ctx, int64_t op, const shardrt_group *g
       copyBlocks(static_cast<char *>(out) + k * slab * size, g.size * slab * size,
                  gathered + k * local * size, slab * size, outer, slab * size);
   }
-  recordCollective(ctx, op, Collective::AllGather, now() - start,
+  recordCollective(ctx, op, Collective::AllGather, start,
                    static_cast<double>((g.size - 1) * local * size));
 }
 
@@ -298,7 +298,7 @@ void shardrt_all_reduce(shardrt_context *ctx, int64_t op, const shardrt_group *g
              "MPI_Iallgatherv");
     waitAll(ctx, 1, &request, "MPI_Iallgatherv");
   }
-  recordCollective(ctx, op, Collective::AllReduce, now() - start,
+  recordCollective(ctx, op, Collective::AllReduce, start,
                    2.0 * static_cast<double>((g.size - 1) * count * size) /
                        static_cast<double>(g.size));
 }
@@ -334,7 +334,7 @@ void shardrt_reduce_scatter(shardrt_context *ctx, int64_t op, const shardrt_grou
     reduceBlocksPipelined(ctx, g.comm, g.size, g.size * block, block, size, type, reduction, send,
                           static_cast<char *>(out));
   }
-  recordCollective(ctx, op, Collective::ReduceScatter, now() - start,
+  recordCollective(ctx, op, Collective::ReduceScatter, start,
                    static_cast<double>((g.size - 1) * block * size));
 }
 
@@ -365,7 +365,7 @@ void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *g
     exchangeBlocks(ctx, g.comm, dtype, n, block, static_cast<const char *>(in),
                    {splitOuter, splitPiece}, static_cast<char *>(out), {concatOuter, concatPiece});
   }
-  recordCollective(ctx, op, Collective::AllToAll, now() - start,
+  recordCollective(ctx, op, Collective::AllToAll, start,
                    static_cast<double>((n - 1) * (local / n) * size));
 }
 
@@ -387,7 +387,7 @@ void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *gr
                 static_cast<size_t>(held * inner));
     std::memset(dst + (o * kept + held) * inner, 0, static_cast<size_t>((kept - held) * inner));
   }
-  recordCollective(ctx, op, Collective::AllSlice, now() - start, 0);
+  recordCollective(ctx, op, Collective::AllSlice, start, 0);
 }
 
 } // extern "C"

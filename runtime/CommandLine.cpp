@@ -112,6 +112,10 @@ ParsedCommandLine parseCommandLine(const shardrt_program &program, int argc, cha
       if (error.empty() && value.empty())
         error = "--output-dir needs a directory";
       options.outputDir = value;
+    } else if (optionValue(arg, "--trace", argc, argv, i, value, error)) {
+      if (error.empty() && value.empty())
+        error = "--trace needs a file name";
+      options.tracePath = value;
     } else if (optionValue(arg, "--repeat", argc, argv, i, value, error)) {
       if (error.empty())
         parseRepeat(value, options, error);
@@ -129,7 +133,7 @@ ParsedCommandLine parseCommandLine(const shardrt_program &program, int argc, cha
 std::string helpText(const shardrt_program &program, const std::string &name) {
   std::string text =
       format("usage: mpirun -n %lld %s [--input NAME=FILE.npy]... [--output-dir DIR] [--profile] "
-             "[--repeat K]\n\n",
+             "[--trace FILE.json] [--repeat K]\n\n",
              static_cast<long long>(program.num_devices), name.c_str());
   text += format("Compiled by shardc from %s for %lld device%s, one MPI rank each.\n\n",
                  program.name ? program.name : "?", static_cast<long long>(program.num_devices),
@@ -161,6 +165,8 @@ std::string helpText(const shardrt_program &program, const std::string &name) {
           "                         `shardc --interpret --random-inputs SEED`\n"
           "  --output-dir DIR       write result0.npy, result1.npy, ... into DIR\n"
           "  --profile              print time per op and bytes and time per collective\n"
+          "  --trace FILE.json      write a timeline of every rank's ops and collectives\n"
+          "                         (Chrome trace-event JSON: Perfetto, chrome://tracing)\n"
           "  --repeat K             run the computation K times (benchmarking)\n"
           "  --help                 print this text\n";
   return text;

@@ -1,5 +1,6 @@
 // The command line of a generated executable (LANGUAGE.md section 8):
-//   mpirun -n N ./PROG [--input NAME=A.npy]... [--output-dir DIR] [--profile] [--repeat K]
+//   mpirun -n N ./PROG [--input NAME=A.npy]... [--output-dir DIR] [--profile]
+//                            [--trace FILE.json] [--repeat K]
 #pragma once
 
 #include "runtime/Context.h"

@@ -22,6 +22,7 @@ struct Options {
   uint64_t randomSeed = 0;             // get interp::randomTensor's values
   std::string outputDir;               // "" = print a summary
   bool profile = false;
+  std::string tracePath; // --trace FILE.json; "" = no timeline
   int64_t repeat = 1;
 };
 
@@ -47,6 +48,17 @@ struct OpStats {
   double startTime = -1;           // of the op now running (shardrt_op_begin)
 };
 
+/// One span of the --trace timeline on this rank, in MPI_Wtime seconds.
+/// kind: a Collective, or kTraceOp (op `op`), or kTraceRun / kTraceInputs /
+/// kTraceOutputs (the phases of shardrt_main).
+struct TraceEvent {
+  int64_t op;
+  int64_t kind;
+  double start, end;
+  double bytes;
+};
+constexpr int64_t kTraceOp = -1, kTraceRun = -2, kTraceInputs = -3, kTraceOutputs = -4;
+
 class Communicators;
 
 } // namespace shardrt
@@ -70,7 +82,9 @@ struct shardrt_context {
   MPI_Op floatMax = MPI_OP_NULL, floatMin = MPI_OP_NULL;
   std::vector<shardrt::OpStats> opStats; // per op id
   std::array<shardrt::OpStats, static_cast<size_t>(shardrt::Collective::Count)> collectiveStats;
-  std::vector<double> runSeconds; // per --repeat run
+  std::vector<double> runSeconds;         // per --repeat run
+  std::vector<int64_t> nodeOfRank;        // --profile: nodeOfEveryRank
+  std::vector<shardrt::TraceEvent> trace; // --trace: every span, in order of ending
   /// Grow-only buffers for packing around collectives (scratchBuffer()).
   char *scratch[2] = {nullptr, nullptr};
   int64_t scratchBytes[2] = {0, 0};
@@ -141,11 +155,35 @@ void releaseContext(shardrt_context *ctx);
 /// Scratch buffer `slot` (0 or 1) of at least `bytes` bytes, reused
 /// between calls.
 char *scratchBuffer(shardrt_context *ctx, int slot, int64_t bytes);
-/// Adds one collective call to the profile (op -1: to its kind only).
-void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double seconds,
+/// Adds one collective call, begun at `start` (now()) and ending now, to the
+/// profile (op -1: to its kind only) and to the --trace timeline.
+void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
                       double bytes);
+/// Whether ops are timed: --profile or --trace.
+inline bool timingOps(const shardrt_context *ctx) {
+  return ctx->options.profile || !ctx->options.tracePath.empty();
+}
+/// Adds a span to the --trace timeline (nothing without --trace).
+void traceSpan(shardrt_context *ctx, int64_t kind, int64_t op, double start, double end,
+               double bytes = 0);
+/// --trace: rank 0 checks that FILE can be written (exit 1 on every rank if not).
+void checkTracePath(shardrt_context *ctx);
+/// --trace: gathers every rank's spans to rank 0, aligned to rank 0's clock,
+/// and writes the Chrome trace-event JSON file (complete files only). Collective.
+void writeTrace(shardrt_context *ctx);
 /// `count` as an MPI count (an int); fails on larger messages.
 int mpiCount(shardrt_context *ctx, int64_t count);
+
+/// The node of every rank of `comm` (its lowest rank sharing memory with
+/// it: MPI_COMM_TYPE_SHARED). Collective over `comm`.
+std::vector<int64_t> nodeOfEveryRank(shardrt_context *ctx, MPI_Comm comm);
+/// "nodes: 8 ranks on 2 nodes (...)" and, per named mesh, its axes that cross
+/// node boundaries and those within a node (support/NodeMap.h).
+std::string nodesText(const shardrt_program &program, const std::vector<int64_t> &nodeOfRank);
+
+/// Makes a signal that ends this rank print "PROG: rank R: error: killed by
+/// signal ..." first, unless the launcher (the parent) sent it (Signals.cpp).
+void installSignalHandlers(const shardrt_context *ctx);
 
 /// Seconds since an arbitrary start (MPI_Wtime).
 inline double now() { return MPI_Wtime(); }

@@ -7,8 +7,10 @@ extern "C" int shardrt_main(const shardrt_program *program, shardrt_kernel kerne
                             char **argv) {
   shardrt_context *ctx = shardrt_init(program, argc, argv);
   std::vector<void *> inputs, outputs;
+  double start = shardrt::now();
   for (int64_t i = 0; i < program->num_inputs; ++i)
     inputs.push_back(shardrt_read_input(ctx, i));
+  shardrt::traceSpan(ctx, shardrt::kTraceInputs, -1, start, shardrt::now());
   for (int64_t i = 0; i < program->num_outputs; ++i)
     outputs.push_back(shardrt_alloc_output(ctx, i));
   for (int64_t run = 0; run < shardrt_repeat_count(ctx); ++run) {
@@ -17,11 +19,15 @@ extern "C" int shardrt_main(const shardrt_program *program, shardrt_kernel kerne
     MPI_Request barrier;
     shardrt::checkMpi(ctx, MPI_Ibarrier(ctx->world, &barrier), "MPI_Ibarrier");
     shardrt::waitAll(ctx, 1, &barrier, "MPI_Ibarrier");
-    double start = shardrt::now();
+    start = shardrt::now();
     kernel(ctx, inputs.data(), outputs.data());
-    ctx->runSeconds.push_back(shardrt::now() - start);
+    double end = shardrt::now();
+    ctx->runSeconds.push_back(end - start);
+    shardrt::traceSpan(ctx, shardrt::kTraceRun, -1, start, end);
   }
+  start = shardrt::now();
   shardrt_write_outputs(ctx, outputs.data());
+  shardrt::traceSpan(ctx, shardrt::kTraceOutputs, -1, start, shardrt::now());
   shardrt_print_profile(ctx);
   for (void *buffer : inputs)
     shardrt_free(buffer);

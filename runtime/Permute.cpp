@@ -65,7 +65,7 @@ void shardrt_collective_permute(shardrt_context *ctx, int64_t op, int64_t mesh, 
   if (!received) // no pair targets this device: zeros (the contract)
     std::memset(out, 0, static_cast<size_t>(count * size));
   waitAll(ctx, static_cast<int>(requests.size()), requests.data(), "collective_permute");
-  recordCollective(ctx, op, Collective::Permute, now() - start, static_cast<double>(sent));
+  recordCollective(ctx, op, Collective::Permute, start, static_cast<double>(sent));
 }
 
 int32_t shardrt_axis_index(shardrt_context *ctx, int64_t mesh, const shardrt_axis_ref *axis) {

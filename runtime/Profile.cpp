@@ -1,7 +1,7 @@
 // --profile: time per op (generated code brackets ops with shardrt_op_begin
 // and shardrt_op_end; collectives time themselves) and bytes and time per
 // collective. Rank 0 prints the maximum over ranks: the slowest rank is the
-// one an SPMD program waits for.
+// one an SPMD program waits for. The same brackets feed --trace (Trace.cpp).
 #include "runtime/Context.h"
 
 #include <algorithm>
@@ -16,8 +16,10 @@ const char *collectiveName(Collective kind) {
   return names[static_cast<int>(kind)];
 }
 
-void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double seconds,
+void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
                       double bytes) {
+  double end = now(), seconds = end - start;
+  traceSpan(ctx, static_cast<int64_t>(kind), op, start, end, bytes);
   for (OpStats *stats : {&ctx->collectiveStats[static_cast<size_t>(kind)],
                          op >= 0 && op < static_cast<int64_t>(ctx->opStats.size())
                              ? &ctx->opStats[static_cast<size_t>(op)]
@@ -86,17 +88,18 @@ using namespace shardrt;
 extern "C" {
 
 void shardrt_op_begin(shardrt_context *ctx, int64_t op) {
-  if (ctx->options.profile && op >= 0 && op < static_cast<int64_t>(ctx->opStats.size()))
+  if (timingOps(ctx) && op >= 0 && op < static_cast<int64_t>(ctx->opStats.size()))
     ctx->opStats[static_cast<size_t>(op)].startTime = now();
 }
 
 void shardrt_op_end(shardrt_context *ctx, int64_t op) {
-  if (!ctx->options.profile || op < 0 || op >= static_cast<int64_t>(ctx->opStats.size()))
+  if (!timingOps(ctx) || op < 0 || op >= static_cast<int64_t>(ctx->opStats.size()))
     return;
   OpStats &stats = ctx->opStats[static_cast<size_t>(op)];
   if (stats.startTime < 0)
     return;
-  double seconds = now() - stats.startTime;
+  double end = now(), seconds = end - stats.startTime;
+  traceSpan(ctx, kTraceOp, op, stats.startTime, end);
   stats.calls += 1;
   stats.seconds += seconds;
   stats.callSeconds.push_back(seconds);
@@ -104,6 +107,8 @@ void shardrt_op_end(shardrt_context *ctx, int64_t op) {
 }
 
 void shardrt_print_profile(shardrt_context *ctx) {
+  if (!ctx->options.tracePath.empty())
+    writeTrace(ctx);
   const shardrt_program &program = *ctx->program;
   bool showRuns = ctx->options.profile || ctx->options.repeat > 1;
   if (!showRuns)
@@ -153,6 +158,7 @@ void shardrt_print_profile(shardrt_context *ctx) {
     for (long long peak : peaks)
       std::printf(" %lld", peak);
     std::printf("\n");
+    std::fputs(nodesText(program, ctx->nodeOfRank).c_str(), stdout);
   }
   std::fflush(stdout);
 }

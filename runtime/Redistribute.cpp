@@ -193,5 +193,5 @@ extern "C" void shardrt_redistribute(shardrt_context *ctx, int64_t op, const sha
       p += n * size;
     });
   }
-  recordCollective(ctx, op, Collective::Redistribute, now() - start, sentBytes);
+  recordCollective(ctx, op, Collective::Redistribute, start, sentBytes);
 }

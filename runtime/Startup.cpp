@@ -113,14 +113,24 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx->ranks);
+  installSignalHandlers(ctx);
   validateProgram(ctx);
 
   // Every rank parses the same argv and reaches the same verdict.
   ParsedCommandLine parsed = parseCommandLine(*program, argc, argv);
   if (!parsed.error.empty() || parsed.help) {
-    if (ctx->rank == 0 && parsed.help && parsed.error.empty())
-      std::fputs(helpText(*program, ctx->programName).c_str(), stdout);
-    else if (ctx->rank == 0)
+    if (parsed.help && parsed.error.empty()) {
+      std::string text = helpText(*program, ctx->programName);
+      // Under a launcher of the right size: where this launch puts the axes.
+      if (ctx->ranks == program->num_devices)
+        text += "\nthis launch: " + nodesText(*program, nodeOfEveryRank(ctx, MPI_COMM_WORLD));
+      else
+        text += format("\nrun `mpirun -n %lld %s --help` to see which mesh axes cross node "
+                       "boundaries in a launch\n",
+                       static_cast<long long>(program->num_devices), ctx->programName.c_str());
+      if (ctx->rank == 0)
+        std::fputs(text.c_str(), stdout);
+    } else if (ctx->rank == 0)
       std::fprintf(stderr, "%s: error: %s\nrun '%s --help' for the options\n",
                    ctx->programName.c_str(), parsed.error.c_str(), ctx->programName.c_str());
     exitAll(ctx, parsed.error.empty() ? 0 : kExitUsage);
@@ -143,8 +153,12 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
   checkMpi(ctx, MPI_Op_create(floatReduction<true>, 1, &ctx->floatMax), "MPI_Op_create");
   checkMpi(ctx, MPI_Op_create(floatReduction<false>, 1, &ctx->floatMin), "MPI_Op_create");
   ctx->opStats.resize(static_cast<size_t>(program->num_ops));
+  if (ctx->options.profile)
+    ctx->nodeOfRank = nodeOfEveryRank(ctx, ctx->world);
   if (!ctx->options.outputDir.empty())
     checkOutputDir(ctx);
+  if (!ctx->options.tracePath.empty())
+    checkTracePath(ctx);
   for (int64_t g = 0; g < program->num_groups; ++g)
     ctx->comms->get(program->groups[g]);
   return ctx;

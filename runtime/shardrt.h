@@ -102,7 +102,7 @@ typedef struct shardrt_program {
   int64_t num_groups;
   const shardrt_group *groups;
   int64_t num_ops;             /* profiling labels: op ids index op_names */
-  const char *const *op_names; /* e.g. "%h = matmul (mlp.shd:7)" */
+  const char *const *op_names; /* e.g. "%h = matmul (mlp.shd:7:8)" */
 } shardrt_program;
 
 typedef struct shardrt_context shardrt_context;
@@ -126,7 +126,7 @@ int shardrt_main(const shardrt_program *program, shardrt_kernel kernel, int argc
 
 /** Starts MPI (unless already started), parses the command line
  *  (--input NAME=FILE.npy, --random-inputs SEED, --output-dir DIR, --profile,
- *  --repeat K, --help),
+ *  --trace FILE.json, --repeat K, --help),
  *  checks the rank count against program->num_devices and maps devices to
  *  ranks. Exits on --help (0), a bad command line (2), a wrong rank count (1). */
 shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **argv);
@@ -144,7 +144,8 @@ void *shardrt_alloc_output(shardrt_context *ctx, int64_t index);
  *  files only: temporary names until all ranks are done), or without
  *  --output-dir prints a summary per output on rank 0. Collective. */
 void shardrt_write_outputs(shardrt_context *ctx, const void *const *outputs);
-/** Prints the --profile table on rank 0 (nothing without --profile). Collective. */
+/** Writes the --trace file and prints the --profile table on rank 0 (nothing
+ *  without either). Collective. */
 void shardrt_print_profile(shardrt_context *ctx);
 /** --repeat K (1 by default). */
 int64_t shardrt_repeat_count(const shardrt_context *ctx);
@@ -168,7 +169,8 @@ void *shardrt_alloc(shardrt_context *ctx, int64_t bytes);
 void shardrt_free(void *buffer);
 /** Prints "PROG: rank R: error: MESSAGE" and aborts every rank (exit 1). */
 void shardrt_fail(shardrt_context *ctx, const char *message);
-/** Times op `op` (an index into op_names) under --profile; cheap otherwise.
+/** Times op `op` (an index into op_names) under --profile and --trace; cheap
+ *  otherwise.
  *  Collectives time themselves under the op id they are given (-1: none). */
 void shardrt_op_begin(shardrt_context *ctx, int64_t op);
 void shardrt_op_end(shardrt_context *ctx, int64_t op);

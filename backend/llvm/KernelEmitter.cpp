@@ -133,7 +133,7 @@ int64_t KernelEmitter::profileId(const Op &op) {
     std::string file = op.loc.file->name();
     size_t slash = file.rfind('/');
     label += " (" + (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" +
-             std::to_string(op.loc.line) + ")";
+             std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) + ")";
   }
   int64_t id = description_.addOpName(label);
   k_->opIds[&op] = id;

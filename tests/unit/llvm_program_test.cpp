@@ -161,7 +161,7 @@ TEST_CASE("llvm program: two_meshes' description matches the runtime's structs",
   std::vector<std::string> names;
   for (llvm::Constant *name : pointee(field(program, 11)))
     names.push_back(text(name));
-  CHECK(std::find(names.begin(), names.end(), "%m = reshard (two_meshes.shd:22)") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "%m = reshard (two_meshes.shd:22:8)") != names.end());
   CHECK(countCalls(*m, "shardrt_redistribute") == 1);
   CHECK(m->getFunction("main"));
 }
