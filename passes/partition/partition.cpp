@@ -11,11 +11,16 @@
 //    manual_computations inlined by partition_manual.cpp).
 // 4. A returned value whose sharding differs from the function's declared
 //    result sharding is resharded first, like any reshard.
+// 5. A returned value that no run computes (a parameter returned as it is,
+//    a reshard's result from another mesh) goes through the last run on its
+//    mesh, or a run of no ops: each mesh's values leave through a
+//    manual_computation, an identity function's too.
 #include "passes/partition/Partition.h"
 #include "passes/partition/PartitionInternal.h"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -107,10 +112,11 @@ public:
     old_ = std::move(f_.body.ops);
     f_.body.ops.clear();
     reshardReturns();
+    std::vector<Run> runs;
     for (size_t i = 0; i < old_.size();) {
       const Op &op = *old_[i];
       if (crossesMeshes(op)) {
-        emitCrossMesh(op);
+        runs.push_back(Run{i, i + 1, nullptr, {}});
         ++i;
         continue;
       }
@@ -123,8 +129,15 @@ public:
       while (end < old_.size() && !crossesMeshes(*old_[end]) && meshOf(*old_[end]) &&
              *meshOf(*old_[end]) == *mesh)
         ++end;
-      emitRun(i, end, *mesh);
+      runs.push_back(Run{i, end, mesh, {}});
       i = end;
+    }
+    passReturnedThroughRuns(runs);
+    for (const Run &run : runs) {
+      if (run.mesh)
+        emitRun(run.begin, run.end, *run.mesh, run.passThrough);
+      else
+        emitCrossMesh(*old_[run.begin]);
     }
     for (Value *&v : f_.body.returned)
       v = global(v);
@@ -144,6 +157,47 @@ private:
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
   std::map<const Value *, Value *> globals_;
+
+  /// The ops [begin, end) on one mesh (null: a reshard between meshes),
+  /// and the returned values the run hands back unchanged.
+  struct Run {
+    size_t begin, end;
+    const std::string *mesh;
+    std::vector<const Value *> passThrough;
+  };
+
+  /// A returned value that no run on its mesh computes (a parameter, a
+  /// reshard's result from another mesh) still leaves through a
+  /// manual_computation on its mesh, so --emit=spmd shows every returned
+  /// value as a per-device one (an identity function too): the last run on
+  /// its mesh after its definition takes it, else a run of no ops at the end.
+  void passReturnedThroughRuns(std::vector<Run> &runs) {
+    for (const Value *v : f_.body.returned) {
+      if (!v || !v->sharding || !module_.findMesh(v->sharding->meshName))
+        continue;
+      size_t definedBy = 0; // runs[definedBy - 1] defines v (0: a parameter)
+      bool inRun = false;
+      for (size_t r = 0; r < runs.size() && v->definingOp; ++r)
+        for (size_t i = runs[r].begin; i < runs[r].end; ++i)
+          if (old_[i].get() == v->definingOp) {
+            definedBy = r + 1;
+            inRun = runs[r].mesh != nullptr;
+          }
+      if (inRun)
+        continue;
+      Run *last = nullptr;
+      for (size_t r = definedBy; r < runs.size(); ++r)
+        if (runs[r].mesh && *runs[r].mesh == v->sharding->meshName)
+          last = &runs[r];
+      if (!last) {
+        runs.push_back(Run{old_.size(), old_.size(), &v->sharding->meshName, {}});
+        last = &runs.back();
+      }
+      if (std::find(last->passThrough.begin(), last->passThrough.end(), v) ==
+          last->passThrough.end())
+        last->passThrough.push_back(v);
+    }
+  }
 
   Value *global(const Value *v) {
     auto it = globals_.find(v);
@@ -216,12 +270,12 @@ private:
   }
 
   /// Where `v` is first used among the ops [begin, end).
-  Loc usedAt(const Value *v, size_t begin, size_t end) const {
+  Loc usedAt(const Value *v, size_t begin, size_t end, Loc fallback) const {
     for (size_t i = begin; i < end; ++i)
       for (size_t k = 0; k < old_[i]->operands.size(); ++k)
         if (old_[i]->operands[k] == v)
           return k < old_[i]->operandLocs.size() ? old_[i]->operandLocs[k] : old_[i]->loc;
-    return old_[begin]->loc;
+    return fallback;
   }
 
   /// A value used on another mesh than its own moves there, replicated
@@ -299,9 +353,14 @@ private:
     return v;
   }
 
-  void emitRun(size_t begin, size_t end, const std::string &meshName) {
-    const Op &first = *old_[begin];
-    const Mesh &mesh = findMesh(meshName, first.loc);
+  /// `passThrough`: returned values defined before the run on its mesh that
+  /// it returns unchanged (a run of no ops has only those).
+  void emitRun(size_t begin, size_t end, const std::string &meshName,
+               const std::vector<const Value *> &passThrough) {
+    Loc firstLoc = begin < end                 ? old_[begin]->loc
+                   : f_.body.returnLoc.known() ? f_.body.returnLoc
+                                               : f_.loc;
+    const Mesh &mesh = findMesh(meshName, firstLoc);
     // Operands: values used in the run and defined before it.
     std::set<const Op *> inRun;
     for (size_t i = begin; i < end; ++i)
@@ -321,6 +380,9 @@ private:
             std::find(inputs.begin(), inputs.end(), operand) == inputs.end())
           inputs.push_back(operand);
       });
+    for (const Value *v : passThrough)
+      if (std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+        inputs.push_back(v);
     // Results: values of the run used after it or returned.
     auto usedLater = [&](const Value *v) {
       bool used = false;
@@ -333,10 +395,11 @@ private:
       for (const auto &r : old_[i]->results)
         if (usedLater(r.get()))
           outputs.push_back(r.get());
+    outputs.insert(outputs.end(), passThrough.begin(), passThrough.end());
 
     auto mc = std::make_unique<Op>();
     mc->kind = OpKind::ManualComputation;
-    mc->loc = first.loc;
+    mc->loc = firstLoc;
     mc->body = std::make_unique<Block>();
     mc->body->hasReturn = true;
     Attribute ins, outs, axes;
@@ -347,24 +410,24 @@ private:
     Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_};
     for (const Value *input : inputs) {
       if (!input->sharding)
-        throw Unsupported(first.loc,
+        throw Unsupported(firstLoc,
                           fmt::format("cannot partition: %{} is used on mesh @{} but lives on "
                                       "no mesh; write a reshard",
                                       input->name, meshName));
       Value *operand = input->sharding->meshName == meshName
                            ? global(input)
-                           : implicitReshard(*input, mesh, usedAt(input, begin, end));
+                           : implicitReshard(*input, mesh, usedAt(input, begin, end, firstLoc));
       Sharding s = *operand->sharding;
       for (DimSharding &d : s.dims)
         d.open = false, d.priority.reset();
       ins.shardings.push_back(s);
       mc->operands.push_back(operand);
-      mc->operandLocs.push_back(first.loc);
+      mc->operandLocs.push_back(firstLoc);
       auto arg = std::make_unique<Value>();
       arg->name = names_.fresh(input->name + "_local");
       arg->type = TensorType{localShape(input->type.shape, s, mesh), input->type.dtype};
       arg->writtenType = arg->type;
-      arg->loc = first.loc;
+      arg->loc = firstLoc;
       body.locals[input] = Local{arg.get(), s, {}, "sum"};
       mc->body->args.push_back(std::move(arg));
     }
@@ -376,9 +439,12 @@ private:
     }
     for (const Value *output : outputs) {
       outs.shardings.push_back(*output->sharding);
-      mc->body->returned.push_back(body.local(output, first.loc).value);
-      mc->body->returnedLocs.push_back(first.loc);
+      mc->body->returned.push_back(body.local(output, firstLoc).value);
+      mc->body->returnedLocs.push_back(firstLoc);
       mc->results.push_back(newGlobal(*output, mc.get()));
+      // A value handed back unchanged is defined before the run already.
+      if (std::find(passThrough.begin(), passThrough.end(), output) != passThrough.end())
+        mc->results.back()->name = names_.fresh(output->name);
       mc->results.back()->resultIndex = static_cast<int>(mc->results.size() - 1);
       globals_[output] = mc->results.back().get();
     }

@@ -2,6 +2,8 @@
 // projection and the per-factor decision, which the unit tests check, are
 // public in FactorPropagation.h):
 //
+//   propagate_import.cpp      Shardy's import step: closed constraints
+//                             copied onto their operands
 //   propagate_graph.cpp       the propagation edges of a function: ops with a
 //                             rule, constraints, function results,
 //                             manual_computation boundaries
@@ -26,6 +28,16 @@
 #include <vector>
 
 namespace shardc::propagation {
+
+// ---- Shardy's import step (propagate_import.cpp) ----------------------------------
+
+/// Copies the sharding of each fully closed sharding_constraint onto its
+/// operand when the constraint decides it (Shardy's
+/// sdy-apply-sharding-constraints: the operand has no sharding, is a
+/// function parameter or an ordinary op's result, and no other
+/// sharding_constraint or manual_computation asks it for a different
+/// sharding). Returns the shardings it set.
+std::vector<const std::optional<Sharding> *> applyShardingConstraints(Module &module);
 
 // ---- the graph of one function ----------------------------------------------------
 
@@ -160,6 +172,10 @@ public:
   /// Marks every axis recorded for `sharding` as propagated (a body
   /// argument's axes copied from its in_sharding keep that annotation's Loc).
   void markPropagated(const Storage *sharding);
+  /// Marks every axis recorded for `sharding` as copied from the
+  /// sharding_constraint that uses it (applyShardingConstraints): the
+  /// constraint's annotation is its origin.
+  void markCopiedFromConstraint(const Storage *sharding);
   /// Records the axes of `dims`, the new dims of tensor `t` of `visit`, that
   /// are new to it: each came through the factor of its dim that holds it,
   /// and has the origin it has on that factor's source tensor.

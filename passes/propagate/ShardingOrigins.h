@@ -27,9 +27,21 @@ struct AxisOrigin {
   /// False when the axis was written on this tensor, true when propagation
   /// brought it here.
   bool propagated = false;
+  /// True when the axis was copied onto this tensor, before propagation,
+  /// from the fully closed sharding_constraint that uses it (Shardy's import
+  /// step; `loc` is in that constraint). Such an axis counts as propagated.
+  bool copiedFromConstraint = false;
   /// The axis or sub-axis itself, as it is on this dim.
   AxisRef axis;
 };
+
+/// How the axis reached its tensor, as --explain and hover say it:
+/// `written here`, `propagated`, or `copied from its closed constraint`.
+inline const char *originKind(const AxisOrigin &origin) {
+  if (origin.copiedFromConstraint)
+    return "copied from its closed constraint";
+  return origin.propagated ? "propagated" : "written here";
+}
 
 /// Per dimension: the exact axis or sub-axis (originKey) to its origin. Two
 /// sub-axes of one axis on one dim can come from different annotations, so

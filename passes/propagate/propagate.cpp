@@ -4,6 +4,8 @@
 // propagate_factors.cpp, propagate_graph.cpp and propagate_origins.cpp (see
 // PropagateInternal.h).
 //
+//   0. Shardy's import step: a fully closed sharding_constraint that decides
+//      its operand's sharding is copied onto it (propagate_import.cpp).
 //   1. Edges: every op with a factor rule, every sharding_constraint/reshard,
 //      returned value <-> function result, manual_computation boundaries.
 //   2. User priorities: a dim with priority p > 0 starts closed and empty, its
@@ -65,6 +67,7 @@ public:
   Propagator(Module &module, ShardingOrigins *origins) : module_(module), origins_(origins) {}
 
   void run() {
+    std::vector<const Storage *> copiedFromConstraint = applyShardingConstraints(module_);
     graph_ = buildGraph(module_);
     collectStorage();
     if (origins_) {
@@ -74,6 +77,8 @@ public:
         recorder_.recordWritten(&s);
       for (const Storage *s : graph_.copiedFromInSharding)
         recorder_.markPropagated(s);
+      for (const Storage *s : copiedFromConstraint)
+        recorder_.markCopiedFromConstraint(s);
     }
     std::vector<int64_t> rounds = deferPriorities();
     numberSlots();

@@ -24,7 +24,7 @@ void OriginRecorder::recordWritten(const Storage *sharding) {
     const DimSharding &dim = s.dims[d];
     for (const AxisRef &a : dim.axes) {
       Loc loc = a.loc.known() ? a.loc : dim.loc.known() ? dim.loc : s.loc;
-      table[d][originKey(a)] = AxisOrigin{loc, dim.priority.value_or(0), false, a};
+      table[d][originKey(a)] = AxisOrigin{loc, dim.priority.value_or(0), false, false, a};
     }
   }
 }
@@ -36,6 +36,17 @@ void OriginRecorder::markPropagated(const Storage *sharding) {
   for (DimOrigins &dim : it->second)
     for (auto &[axis, origin] : dim)
       origin.propagated = true;
+}
+
+void OriginRecorder::markCopiedFromConstraint(const Storage *sharding) {
+  auto it = table_.find(sharding);
+  if (it == table_.end())
+    return;
+  for (DimOrigins &dim : it->second)
+    for (auto &[axis, origin] : dim) {
+      origin.propagated = true;
+      origin.copiedFromConstraint = true;
+    }
 }
 
 void OriginRecorder::recordPropagated(const EdgeVisit &visit, size_t t,
@@ -71,7 +82,7 @@ const AxisOrigin *lookUp(const DimOrigins &dim, const AxisRef &axis, const Mesh 
 
 AxisOrigin OriginRecorder::originOf(const EdgeVisit &visit, size_t t, size_t d, const AxisRef &axis,
                                     int64_t round, const Mesh &mesh) const {
-  AxisOrigin origin{visit.loc, round, true, axis};
+  AxisOrigin origin{visit.loc, round, true, false, axis};
   for (int f : (*visit.mappings[t])[d]) {
     bool holds = false;
     for (const AxisRef &a : visit.projection.tensors[t].factors[f].axes)

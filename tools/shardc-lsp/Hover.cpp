@@ -178,7 +178,7 @@ private:
         from = std::string(static_cast<const Op *>(o->target)->name()) + " ";
     }
     return fmt::format("from {}at {}:{}, {}, priority {}", from, origin->loc.line, origin->loc.col,
-                       origin->propagated ? "propagated" : "written here", origin->priority);
+                       originKind(*origin), origin->priority);
   }
 
   const Analysis &analysis_;

@@ -254,8 +254,7 @@ private:
       return "origin not recorded";
     std::string from = index_->describe(origin->loc);
     return fmt::format("from {}{}{}, {}, priority {}", from, from.empty() ? "" : " at ",
-                       locText(origin->loc), origin->propagated ? "propagated" : "written here",
-                       origin->priority);
+                       locText(origin->loc), originKind(*origin), origin->priority);
   }
 
   /// `tensor<32x128xf32> per device (8 devices)`, with a note per padded dim.

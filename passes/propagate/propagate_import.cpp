@@ -1,0 +1,162 @@
+// propagate-shardings, part 0: Shardy's import step for sharding
+// constraints (sdy-apply-sharding-constraints), run before the graph is
+// built. A closed dim of a constraint binds only the constraint's result;
+// its operand could still grow there. When the constraint alone decides
+// what its operand should be, its sharding is copied onto the operand, so
+// the operand itself takes it, closed dims and all:
+//
+//   %b = exp %a                                       %b: [{}, {"y"}] closed
+//   %c = sharding_constraint %b sharding<@m, [{}, {"y"}]>
+//
+// The conditions are Shardy's (apply_sharding_constraints.cc): every dim of
+// the constraint is closed; the operand has no sharding yet; no other
+// sharding_constraint or manual_computation uses it with a different
+// sharding (other uses are fine); and it can hold a sharding of its own: a
+// function parameter or the result of an op that is no region op and no
+// sharding op. Values on Shardy's data-flow edges (loop and `if` results,
+// region arguments) are left alone (Shardy rewrites their uses instead; see
+// docs/propagation.md).
+#include "passes/propagate/PropagateInternal.h"
+
+#include <map>
+#include <utility>
+
+namespace shardc::propagation {
+
+namespace {
+
+bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].sameAs(b[i]))
+      return false;
+  return true;
+}
+
+/// Whether two written shardings say the same (locations aside).
+bool sameSharding(const Sharding &a, const Sharding &b) {
+  if (a.meshName != b.meshName || a.dims.size() != b.dims.size() ||
+      !sameAxes(a.replicated, b.replicated))
+    return false;
+  for (size_t d = 0; d < a.dims.size(); ++d)
+    if (a.dims[d].open != b.dims[d].open || a.dims[d].priority != b.dims[d].priority ||
+        !sameAxes(a.dims[d].axes, b.dims[d].axes))
+      return false;
+  return true;
+}
+
+bool fullyClosed(const Sharding &sharding) {
+  for (const DimSharding &dim : sharding.dims)
+    if (dim.open)
+      return false;
+  return true;
+}
+
+/// An op result that may hold a sharding of its own before propagation: not
+/// a region op's (data-flow edges, manual_computation out_shardings) and not
+/// a sharding op's (its attribute is its sharding).
+bool ownsResultSharding(OpKind kind) {
+  switch (kind) {
+  case OpKind::For:
+  case OpKind::While:
+  case OpKind::If:
+  case OpKind::ManualComputation:
+  case OpKind::AutoAxes:
+  case OpKind::ExplicitAxes:
+  case OpKind::ShardingConstraint:
+  case OpKind::Reshard:
+    return false;
+  default:
+    return true;
+  }
+}
+
+/// One function at a time: the candidates, then the copies.
+class ConstraintImporter {
+public:
+  explicit ConstraintImporter(std::vector<const std::optional<Sharding> *> &copied)
+      : copied_(copied) {}
+
+  void function(Function &f) {
+    scopes_.clear();
+    users_.clear();
+    constraints_.clear();
+    for (auto &arg : f.body.args)
+      scopes_[arg.get()] = nullptr;
+    block(f.body, nullptr);
+    for (const auto &[op, scope] : constraints_)
+      apply(*op, scope);
+  }
+
+private:
+  /// `manual`: the innermost manual_computation around `b` (null outside
+  /// one); a constraint inside a body sees local types, so it never applies
+  /// to a value defined outside it.
+  void block(Block &b, const Op *manual) {
+    for (auto &op : b.ops) {
+      if (op->kind == OpKind::ShardingConstraint)
+        constraints_.emplace_back(op.get(), manual);
+      if (op->kind == OpKind::ShardingConstraint || op->kind == OpKind::ManualComputation)
+        for (size_t i = 0; i < op->operands.size(); ++i)
+          users_[op->operands[i]].emplace_back(op.get(), i);
+      if (ownsResultSharding(op->kind))
+        for (auto &r : op->results)
+          scopes_[r.get()] = manual;
+      const Op *inner = op->kind == OpKind::ManualComputation ? op.get() : manual;
+      for (Block *region : op->regions())
+        block(*region, inner);
+    }
+  }
+
+  /// The sharding `user` asks of its operand `i`; null when it states none.
+  static const Sharding *askedOf(const Op &user, size_t i) {
+    if (user.kind == OpKind::ShardingConstraint) {
+      const Attribute *attr = user.attr(attrs::sharding);
+      return attr && attr->shardings.size() == 1 ? &attr->shardings.front() : nullptr;
+    }
+    const std::vector<Sharding> &ins = manualComputationParts(user).inShardings;
+    return i < ins.size() ? &ins[i] : nullptr;
+  }
+
+  void apply(const Op &constraint, const Op *scope) {
+    if (constraint.operands.size() != 1 || constraint.results.size() != 1)
+      return;
+    Value *in = constraint.operands[0];
+    const Sharding *sharding = askedOf(constraint, 0);
+    if (!in || !in->typeKnown || in->sharding || !sharding || !fullyClosed(*sharding) ||
+        sharding->dims.size() != in->type.rank())
+      return;
+    auto it = scopes_.find(in);
+    if (it == scopes_.end() || it->second != scope)
+      return;
+    for (const auto &[user, i] : users_[in]) {
+      const Sharding *asked = askedOf(*user, i);
+      if (user != &constraint && asked && !sameSharding(*asked, *sharding))
+        return;
+    }
+    in->sharding = *sharding;
+    copied_.push_back(&in->sharding);
+  }
+
+  std::vector<const std::optional<Sharding> *> &copied_;
+  /// The values that may take a sharding, with the manual_computation
+  /// around their definition.
+  std::map<const Value *, const Op *> scopes_;
+  /// Per value: its sharding_constraint and manual_computation users.
+  std::map<const Value *, std::vector<std::pair<const Op *, size_t>>> users_;
+  std::vector<std::pair<const Op *, const Op *>> constraints_;
+};
+
+} // namespace
+
+std::vector<const std::optional<Sharding> *> applyShardingConstraints(Module &module) {
+  std::vector<const std::optional<Sharding> *> copied;
+  ConstraintImporter importer(copied);
+  importer.function(module.snippet);
+  for (auto &f : module.functions)
+    importer.function(*f);
+  return copied;
+}
+
+} // namespace shardc::propagation
