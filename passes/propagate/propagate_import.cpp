@@ -3,7 +3,8 @@
 // built. A closed dim of a constraint binds only the constraint's result;
 // its operand could still grow there. When the constraint alone decides
 // what its operand should be, its sharding is copied onto the operand, so
-// the operand itself takes it, closed dims and all:
+// the operand itself takes it, closed dims and all. A manual_computation's
+// fully closed in_sharding is copied onto its operand the same way:
 //
 //   %b = exp %a                                       %b: [{}, {"y"}] closed
 //   %c = sharding_constraint %b sharding<@m, [{}, {"y"}]>
@@ -81,12 +82,12 @@ public:
   void function(Function &f) {
     scopes_.clear();
     users_.clear();
-    constraints_.clear();
+    askers_.clear();
     for (auto &arg : f.body.args)
       scopes_[arg.get()] = nullptr;
     block(f.body, nullptr);
-    for (const auto &[op, scope] : constraints_)
-      apply(*op, scope);
+    for (const Asker &a : askers_)
+      apply(*a.op, a.operand, a.scope);
   }
 
 private:
@@ -95,11 +96,11 @@ private:
   /// to a value defined outside it.
   void block(Block &b, const Op *manual) {
     for (auto &op : b.ops) {
-      if (op->kind == OpKind::ShardingConstraint)
-        constraints_.emplace_back(op.get(), manual);
       if (op->kind == OpKind::ShardingConstraint || op->kind == OpKind::ManualComputation)
-        for (size_t i = 0; i < op->operands.size(); ++i)
+        for (size_t i = 0; i < op->operands.size(); ++i) {
           users_[op->operands[i]].emplace_back(op.get(), i);
+          askers_.push_back({op.get(), i, manual});
+        }
       if (ownsResultSharding(op->kind))
         for (auto &r : op->results)
           scopes_[r.get()] = manual;
@@ -119,11 +120,13 @@ private:
     return i < ins.size() ? &ins[i] : nullptr;
   }
 
-  void apply(const Op &constraint, const Op *scope) {
-    if (constraint.operands.size() != 1 || constraint.results.size() != 1)
+  /// Copies what `asker` (a sharding_constraint, or a manual_computation for
+  /// its operand `operand`) asks of that operand onto it, when it may.
+  void apply(const Op &asker, size_t operand, const Op *scope) {
+    if (asker.kind == OpKind::ShardingConstraint && asker.operands.size() != 1)
       return;
-    Value *in = constraint.operands[0];
-    const Sharding *sharding = askedOf(constraint, 0);
+    Value *in = asker.operands[operand];
+    const Sharding *sharding = askedOf(asker, operand);
     if (!in || !in->typeKnown || in->sharding || !sharding || !fullyClosed(*sharding) ||
         sharding->dims.size() != in->type.rank())
       return;
@@ -132,7 +135,7 @@ private:
       return;
     for (const auto &[user, i] : users_[in]) {
       const Sharding *asked = askedOf(*user, i);
-      if (user != &constraint && asked && !sameSharding(*asked, *sharding))
+      if ((user != &asker || i != operand) && asked && !sameSharding(*asked, *sharding))
         return;
     }
     in->sharding = *sharding;
@@ -145,7 +148,14 @@ private:
   std::map<const Value *, const Op *> scopes_;
   /// Per value: its sharding_constraint and manual_computation users.
   std::map<const Value *, std::vector<std::pair<const Op *, size_t>>> users_;
-  std::vector<std::pair<const Op *, const Op *>> constraints_;
+  /// Every sharding_constraint and manual_computation operand, in program
+  /// order, with the manual_computation around the op.
+  struct Asker {
+    const Op *op;
+    size_t operand;
+    const Op *scope;
+  };
+  std::vector<Asker> askers_;
 };
 
 } // namespace
