@@ -47,6 +47,8 @@ llvm::Value *ElementIndex::linear(KernelLowering &k) {
 }
 
 llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index) {
+  if (llvm::Value *member = rowMemberElement(k, v, index))
+    return member;
   if (k.fusion().isMaterialized(v) || !v->definingOp)
     return k.load(k.buffer(v), v->type.dtype, index.linear(k));
   return computeElement(k, *v->definingOp, index);
@@ -149,6 +151,11 @@ void emitElementalOp(KernelLowering &k, const Value *v) {
   const std::vector<int64_t> &shape = v->type.shape;
   if (opInfo(op.kind).group == OpGroup::Reduction && emitReductionByRows(k, v))
     return;
+  auto group = k.fusion().rowGroups.find(v);
+  if (group != k.fusion().rowGroups.end()) {
+    emitRowGroup(k, v, group->second);
+    return;
+  }
   if (readsAtOwnLinearIndex(k, op)) {
     k.emitLoop(k.i64(v->type.numElements()), [&](llvm::Value *i) {
       ElementIndex at = ElementIndex::fromLinear(shape, i);
