@@ -74,7 +74,10 @@ TEST_CASE("fusion: a broadcast row stays fused and the loop over rows vectorizes
                                  "%m = mul %a, %b\n%r = exp %m\nreturn %r", "tensor<64x128xf32>"));
   CHECK(materializedNames(kernel) == Names{"a", "b", "r"});
   checkAgainstInterpreter(kernel, kernel.randomArgs(4));
-  CHECK(countOf(kernel.ir(), "vector.body:") == 1);
+  // Vectorized: (alias scopes leave no run-time check, so the vector loop
+  // over a row of 128 is unrolled whole and has no vector.body of its own)
+  CHECK(countOf(kernel.ir(), "fmul <") >= 1);
+  CHECK(countOf(kernel.ir(), "x float> @_ZGV") >= 1);
 }
 
 TEST_CASE("fusion: values read twice, returned or dead", "[llvm]") {
@@ -177,7 +180,11 @@ TEST_CASE("row groups: softmax is one loop over rows, read once from memory", "[
     // A row buffer of 131 on the stack, and every pass over the row vectorized.
     std::string buffer = std::string("alloca [131 x ") + (dtype[1] == '3' ? "float" : "double");
     CHECK(countOf(kernel.ir(), buffer) == 1);
-    CHECK(countOf(kernel.ir(), "vector.body") >= 4);
+    const std::string &ir = kernel.ir();
+    CHECK(countOf(ir, "@llvm.maxnum.v") >= 1); // the max
+    CHECK(countOf(ir, std::string("x ") + (dtype[1] == '3' ? "float" : "double") + "> @_ZGV") >= 1);
+    CHECK(countOf(ir, "fadd reassoc <") >= 1); // the sum
+    CHECK(countOf(ir, "fdiv <") >= 1);         // the quotients
   }
 }
 
