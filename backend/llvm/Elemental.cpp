@@ -9,9 +9,14 @@
 // broadcasting, reshapes, splat or dense constants, random values); otherwise
 // a loop nest over the output's shape, innermost dim innermost, so stores
 // and most loads are contiguous and a leaf indexed only by outer dims (a
-// broadcast row or scalar) is loop-invariant in the inner loop.
+// broadcast row or scalar) is loop-invariant in the inner loop. The loads
+// are marked as not reading the output (OutputScope), which the vectorizer
+// needs when both live in the arena.
 #include "backend/llvm/Codegen.h"
 #include "backend/llvm/ElementalInternal.h"
+
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Operator.h>
 
 namespace shardc::llvmgen {
 namespace elemental {
@@ -47,6 +52,8 @@ llvm::Value *ElementIndex::linear(KernelLowering &k) {
 }
 
 llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index) {
+  if (llvm::Value *member = rowMemberElement(k, v, index))
+    return member;
   if (k.fusion().isMaterialized(v) || !v->definingOp)
     return k.load(k.buffer(v), v->type.dtype, index.linear(k));
   return computeElement(k, *v->definingOp, index);
@@ -142,13 +149,74 @@ llvm::Value *emitElement(KernelLowering &k, const Value *v,
   return elementOf(k, v, at);
 }
 
-void emitElementalOp(KernelLowering &k, const Value *v) {
+namespace {
+
+/// Tells LLVM that no load of the loops emitted between construction and
+/// finish() reads what their stores into `out` write. The planner gives a
+/// value's storage to no other value live at the same time, so an op's
+/// output never overlaps what it reads; but arena buffers are offsets from
+/// one pointer, and without this a loop that reads a broadcast operand
+/// from the arena (the row max of softmax) and writes the arena stays
+/// scalar: the vectorizer cannot prove its invariant load independent of
+/// the stores, and adds no run-time check within one object.
+class OutputScope {
+public:
+  OutputScope(KernelLowering &k, llvm::Value *out) : k_(k), out_(out->stripPointerCasts()) {
+    llvm::BasicBlock *start = k.builder.GetInsertBlock();
+    fn_ = start->getParent();
+    for (llvm::BasicBlock &block : *fn_)
+      before_.insert(&block);
+    start_ = start;
+    startEnd_ = start->empty() ? nullptr : &start->back();
+  }
+
+  void finish() {
+    llvm::MDBuilder md(k_.context);
+    llvm::MDNode *domain = md.createAnonymousAliasScopeDomain("shardc.op");
+    llvm::MDNode *scope = md.createAnonymousAliasScope(domain, "output");
+    llvm::MDNode *list = llvm::MDNode::get(k_.context, {scope});
+    for (llvm::BasicBlock &block : *fn_) {
+      bool fresh = !before_.count(&block);
+      if (!fresh && &block != start_)
+        continue;
+      bool emitted = fresh || !startEnd_;
+      for (llvm::Instruction &inst : block) {
+        if (emitted) {
+          if (auto *load = llvm::dyn_cast<llvm::LoadInst>(&inst))
+            load->setMetadata(llvm::LLVMContext::MD_noalias, list);
+          else if (auto *store = llvm::dyn_cast<llvm::StoreInst>(&inst); store && writesOut(store))
+            store->setMetadata(llvm::LLVMContext::MD_alias_scope, list);
+        }
+        emitted = emitted || &inst == startEnd_;
+      }
+    }
+  }
+
+private:
+  KernelLowering &k_;
+  llvm::Value *out_;
+  llvm::Function *fn_;
+  std::set<llvm::BasicBlock *> before_;
+  llvm::BasicBlock *start_;
+  llvm::Instruction *startEnd_;
+
+  /// A store at an element of `out` (KernelLowering::elementAddress).
+  bool writesOut(llvm::StoreInst *store) const {
+    auto *address = llvm::dyn_cast<llvm::GEPOperator>(store->getPointerOperand());
+    return address && address->getPointerOperand()->stripPointerCasts() == out_;
+  }
+};
+
+void emitElementLoops(KernelLowering &k, const Value *v) {
   const Op &op = *v->definingOp;
   llvm::Value *out = k.buffer(v);
   DType dtype = v->type.dtype;
   const std::vector<int64_t> &shape = v->type.shape;
-  if (opInfo(op.kind).group == OpGroup::Reduction && emitReductionByRows(k, v))
+  auto group = k.fusion().rowGroups.find(v);
+  if (group != k.fusion().rowGroups.end()) {
+    emitRowGroup(k, v, group->second);
     return;
+  }
   if (readsAtOwnLinearIndex(k, op)) {
     k.emitLoop(k.i64(v->type.numElements()), [&](llvm::Value *i) {
       ElementIndex at = ElementIndex::fromLinear(shape, i);
@@ -161,6 +229,17 @@ void emitElementalOp(KernelLowering &k, const Value *v) {
     llvm::Value *element = computeElement(k, op, at);
     k.store(out, dtype, at.linear(k), element);
   });
+}
+
+} // namespace
+
+void emitElementalOp(KernelLowering &k, const Value *v) {
+  const Op &op = *v->definingOp;
+  if (opInfo(op.kind).group == OpGroup::Reduction && emitReductionByRows(k, v))
+    return;
+  OutputScope scope(k, k.buffer(v));
+  emitElementLoops(k, v);
+  scope.finish();
 }
 
 } // namespace shardc::llvmgen

@@ -67,6 +67,17 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
 /// False, emitting nothing, when that does not apply.
 bool emitReductionByRows(KernelLowering &k, const Value *v);
 
+// ---- row groups (ElementalRows.cpp) ------------------------------------------
+
+/// Fills the buffer of `root` row by row, computing the group's members once
+/// per row first (FusionPlan::rowGroups).
+void emitRowGroup(KernelLowering &k, const Value *root,
+                  const std::vector<FusionPlan::RowMember> &members);
+/// Element `index` of `v` when `v` is a member of the row group being
+/// emitted and `index` is on the current row: its register, or a load from
+/// its row buffer. Null otherwise.
+llvm::Value *rowMemberElement(KernelLowering &k, const Value *v, ElementIndex &index);
+
 // ---- math (ElementalMath.cpp) -------------------------------------------------
 
 /// A call of the overloaded intrinsic `id` on `args` (their type selects it).

@@ -22,6 +22,9 @@
 //      transcendental function, a random value, a division, or a long
 //      arithmetic chain. Reading a load or a few adds again is cheaper than
 //      a round trip through memory, so those stay fused.
+//   4. Row groups (RowFusion.cpp): a reduction over the last dim, and values
+//      only the rows around it read, move back into the loop of the value
+//      that reads them, computed once per row (softmax in one pass per row).
 //
 // Example: %s = reduce_sum %x {dims = [1]}; %e = exp %s;
 //          %b = broadcast %e {dims = [0]}; %r = mul %a, %b
@@ -102,6 +105,7 @@ public:
     countUses();
     materializeRequired();
     materializeRecomputed();
+    planRowGroups(block_, pinned_, plan_);
     return std::move(plan_);
   }
 
@@ -110,8 +114,13 @@ private:
   FusionPlan plan_;
   std::map<const Value *, int> uses_;
   std::set<const Value *> defined_; // the block's arguments and op results
+  std::set<const Value *> pinned_;  // step 1: in memory whatever their use
 
   void materialize(const Value *v) { plan_.materialized.insert(v); }
+  void pin(const Value *v) {
+    materialize(v);
+    pinned_.insert(v);
+  }
 
   /// Marks every value read inside `region` (its ops' operands and returned
   /// values, nested regions included) that this block defines.
@@ -119,13 +128,13 @@ private:
     for (const auto &op : region.ops) {
       for (const Value *operand : op->operands)
         if (defined_.count(operand))
-          materialize(operand);
+          pin(operand);
       for (const Block *nested : op->regions())
         materializeCaptured(*nested);
     }
     for (const Value *v : region.returned)
       if (defined_.count(v))
-        materialize(v);
+        pin(v);
   }
 
   void countUses() {
@@ -144,9 +153,9 @@ private:
   // Steps 1 and 2.
   void materializeRequired() {
     for (const auto &arg : block_.args)
-      materialize(arg.get());
+      pin(arg.get());
     for (const Value *v : block_.returned)
-      materialize(v);
+      pin(v);
     for (const auto &op : block_.ops) {
       if (op->kind != OpKind::ManualComputation)
         for (const Block *region : op->regions())
@@ -155,10 +164,13 @@ private:
       for (const Value *operand : op->operands)
         if (!elemental || !defined_.count(operand) || !operand->definingOp ||
             !isElementalOp(operand->definingOp->kind))
-          materialize(operand); // (a value of an enclosing block is read from memory)
-      for (const auto &result : op->results)
-        if (!elemental || opInfo(op->kind).group == OpGroup::Reduction || uses_[result.get()] > 1)
+          pin(operand); // (a value of an enclosing block is read from memory)
+      for (const auto &result : op->results) {
+        if (!elemental)
+          pin(result.get());
+        else if (opInfo(op->kind).group == OpGroup::Reduction || uses_[result.get()] > 1)
           materialize(result.get());
+      }
     }
   }
 

@@ -53,6 +53,22 @@ namespace shardc::llvmgen {
 struct FusionPlan {
   std::set<const Value *> materialized;
   bool isMaterialized(const Value *v) const { return materialized.count(v) != 0; }
+
+  /// A value a row group computes once per row, before the row's elements.
+  struct RowMember {
+    const Value *value;
+    /// One element per position of the row, kept in a stack buffer (a value
+    /// read more than once); otherwise one element per row, kept in a
+    /// register (a reduction over the row, or a value computed from them).
+    bool wholeRow;
+  };
+  /// Row groups (RowFusion.cpp), by root: the loop filling a materialized
+  /// root walks the rows of its shape (every dim but the last) and, for each
+  /// row, computes its members in program order, then the row's elements.
+  /// A member is not materialized. This is how softmax or a layer norm reads
+  /// its row from memory once: the reductions over the row and the values
+  /// read twice stay in cache instead of making round trips through memory.
+  std::map<const Value *, std::vector<RowMember>> rowGroups;
 };
 
 /// Materialized: block arguments, results of ops that are not elemental
@@ -60,6 +76,14 @@ struct FusionPlan {
 /// values read by a non-elemental op, values with more than one use, and
 /// values whose recomputation per element would be costly.
 FusionPlan planFusion(const Block &block);
+
+/// Forms the row groups of `plan` (RowFusion.cpp): a materialized value
+/// whose fused tree reads reductions over the last dim of values with the
+/// same rows takes those reductions, and the values only they and it read,
+/// into its loop. `pinned` are the values that must stay in memory whatever
+/// their use (block arguments, returned values, operands and results of
+/// non-elemental ops, values read inside regions).
+void planRowGroups(const Block &block, const std::set<const Value *> &pinned, FusionPlan &plan);
 
 /// True for ops lowered element by element (Elemental*.cpp can compute any
 /// element of their result from its index): unary, binary, convert, select,

@@ -145,3 +145,40 @@ def loop_layer(n, model, iterations, ranks, unrolled):
     return (head + f"  %y = for %i = 0 to {iterations} carry(%h = %x) {{\n"
             + step("%h", "next", "    ") + "    return %h_next\n"
             + f"  }} : {h}\n  return %y\n}}\n")
+
+
+def softmax(heads, rows, cols, ranks):
+    """Numerically stable softmax over the last dim of a heads x rows x cols
+    f32 tensor with the heads split over the ranks, as attention computes it."""
+    t = _tensor([heads, rows, cols], "f32")
+    split = 'sharding<@mesh, [{"x"}, {}, {}]>'
+    return (
+        _mesh(ranks)
+        + f"func @main(%s: {t} {split}) -> {t} {split} {{\n"
+        + "  %m = reduce_max %s {dims = [2], keep_dims = true}\n"
+        + "  %z = sub %s, %m\n  %e = exp %z\n"
+        + "  %sum = reduce_sum %e {dims = [2], keep_dims = true}\n"
+        + "  %p = div %e, %sum\n  return %p\n}\n"
+    )
+
+
+def broadcast_chain(heads, rows, cols, ranks, operand):
+    """exp(s - m) over heads x rows x cols f32, the heads split over the ranks,
+    with `m` a broadcast operand: "rows" is heads x rows x 1 (a row max, read
+    once per row), "columns" is a vector of cols (the same for every row),
+    "transposed" is heads x cols x rows read through a transpose."""
+    t = _tensor([heads, rows, cols], "f32")
+    split = 'sharding<@mesh, [{"x"}, {}, {}]>'
+    if operand == "rows":
+        m, body = f"{_tensor([heads, rows, 1], 'f32')} {split}", "  %z = sub %s, %m\n"
+    elif operand == "columns":
+        m, body = _tensor([cols], "f32"), "  %z = sub %s, %m\n"
+    else:
+        m = f"{_tensor([heads, cols, rows], 'f32')} {split}"
+        body = (f"  %mt = transpose %m {{perm = [0, 2, 1]}} : {t} {split}\n"
+                "  %z = sub %s, %mt\n")
+    return (
+        _mesh(ranks)
+        + f"func @main(%s: {t} {split},\n           %m: {m}) -> {t} {split} {{\n"
+        + body + "  %e = exp %z\n  return %e\n}\n"
+    )

@@ -197,6 +197,73 @@ def elementwise(b):
     return results
 
 
+def _triad_bandwidth(triad_times, n):
+    """The STREAM triad's bytes per second per rank (3 arrays of n f32)."""
+    triad = Sample(sum(triad_times, []))
+    return 3 * 4 * n / triad.median, triad
+
+
+def softmax(b):
+    """Softmax over the last dim (issue 22): one read of the input and one
+    write of the output per rank, against the STREAM triad's bandwidth."""
+    c = b.config["softmax"]
+    ranks, heads, rows, cols = c["ranks"], c["heads"], c["rows"], c["cols"]
+    exe = b.build("softmax", programs.softmax(heads, rows, cols, ranks))
+    if b.smoke:
+        b.check(exe, ranks, "softmax")
+    n = heads * rows * cols // ranks
+    got = in_rounds(c["rounds"], {
+        "shardc": lambda: b.profile_once(exe, ranks, c["repeats"]),
+        "triad": lambda: b.peer_sample([b.peer("bench-triad"), str(n), str(c["repeats"])],
+                                       ranks).times,
+    })
+    prof = median_profile(got["shardc"])
+    triad_bw, triad = _triad_bandwidth(got["triad"], n)
+    ours_bw = 2 * 4 * n / prof.op_seconds()
+    case = f"{heads}x{rows}x{cols} f32 over the last dim, heads split, {ranks} ranks"
+    result = Result("softmax", case,
+                    f"{ours_bw / 1e9:.2f} GB/s per rank ({prof.op_seconds() * 1e3:.2f} ms)",
+                    f"STREAM triad: {triad_bw / 1e9:.2f} GB/s per rank ({triad.spread()})",
+                    ours_bw / triad_bw, 0.8, profile=prof,
+                    note="bytes counted: one read of the input and one write of the output")
+    b.log(f"softmax: {result.ratio:.2f}x triad")
+    return [result]
+
+
+def broadcast(b):
+    """exp(s - m) with m a broadcast, a row vector or a transposed operand:
+    the fused loop against the STREAM triad (bytes: s read, the result
+    written, and m read once)."""
+    c = b.config["broadcast"]
+    ranks, heads, rows, cols = c["ranks"], c["heads"], c["rows"], c["cols"]
+    n = heads * rows * cols // ranks
+    operand_elements = {"rows": n // cols, "columns": cols, "transposed": n}
+    exes = {}
+    for operand in operand_elements:
+        name = f"broadcast_{operand}"
+        exes[operand] = b.build(name, programs.broadcast_chain(heads, rows, cols, ranks, operand))
+        if b.smoke:
+            b.check(exes[operand], ranks, name)
+    measures = {operand: (lambda exe=exe: b.profile_once(exe, ranks, c["repeats"]))
+                for operand, exe in exes.items()}
+    measures["triad"] = lambda: b.peer_sample(
+        [b.peer("bench-triad"), str(n), str(c["repeats"])], ranks).times
+    got = in_rounds(c["rounds"], measures)
+    triad_bw, triad = _triad_bandwidth(got["triad"], n)
+    results = []
+    for operand, extra in operand_elements.items():
+        prof = median_profile(got[operand])
+        ours_bw = 4 * (2 * n + extra) / prof.op_seconds()
+        case = f"exp(s - m), s {heads}x{rows}x{cols} f32 heads split, m: {operand}, {ranks} ranks"
+        results.append(Result("broadcast operand", case,
+                              f"{ours_bw / 1e9:.2f} GB/s per rank "
+                              f"({prof.op_seconds() * 1e3:.2f} ms)",
+                              f"STREAM triad: {triad_bw / 1e9:.2f} GB/s per rank "
+                              f"({triad.spread()})", ours_bw / triad_bw, 0.8, profile=prof))
+        b.log(f"broadcast {operand}: {results[-1].ratio:.2f}x triad")
+    return results
+
+
 def collectives(b):
     c = b.config["reshard"]
     ranks, results = c["ranks"], []
@@ -408,6 +475,8 @@ WORKLOADS = {
     "matmul": gemm,
     "mlp": mlp,
     "elementwise": elementwise,
+    "softmax": softmax,
+    "broadcast": broadcast,
     "reshard": collectives,
     "compile": compile_time,
     "kernels": kernel_compile,

@@ -31,6 +31,20 @@ size_t countOf(const std::string &text, const std::string &needle) {
 
 using Names = std::vector<std::string>;
 
+/// The members of the row group of `root`, in order, a whole-row member
+/// marked with a `*`; "none" without a group.
+std::string rowGroupOf(const ElementalKernel &kernel, const std::string &root) {
+  for (const auto &[value, members] : kernel.plan().rowGroups) {
+    if (value->name != root)
+      continue;
+    std::string text;
+    for (const llvmgen::FusionPlan::RowMember &m : members)
+      text += (text.empty() ? "" : " ") + m.value->name + (m.wholeRow ? "*" : "");
+    return text;
+  }
+  return "none";
+}
+
 } // namespace
 
 TEST_CASE("fusion: an elementwise chain is one vectorized loop without temporaries", "[llvm]") {
@@ -60,7 +74,10 @@ TEST_CASE("fusion: a broadcast row stays fused and the loop over rows vectorizes
                                  "%m = mul %a, %b\n%r = exp %m\nreturn %r", "tensor<64x128xf32>"));
   CHECK(materializedNames(kernel) == Names{"a", "b", "r"});
   checkAgainstInterpreter(kernel, kernel.randomArgs(4));
-  CHECK(countOf(kernel.ir(), "vector.body:") == 1);
+  // Vectorized: (alias scopes leave no run-time check, so the vector loop
+  // over a row of 128 is unrolled whole and has no vector.body of its own)
+  CHECK(countOf(kernel.ir(), "fmul <") >= 1);
+  CHECK(countOf(kernel.ir(), "x float> @_ZGV") >= 1);
 }
 
 TEST_CASE("fusion: values read twice, returned or dead", "[llvm]") {
@@ -91,8 +108,10 @@ TEST_CASE("fusion: an expensive chain is not recomputed per broadcast element", 
                                 "%ea = exp %a\n"
                                 "%r = div %ea, %b\nreturn %r",
                                 "tensor<16x32xf32>");
+  // (Row groups take %m and %em into %r's loop, once per row.)
   ElementalKernel kernel(softmax);
-  CHECK(materializedNames(kernel) == Names{"a", "em", "m", "r"});
+  CHECK(materializedNames(kernel) == Names{"a", "r"});
+  CHECK(rowGroupOf(kernel, "r") == "m em");
   checkAgainstInterpreter(kernel, kernel.randomArgs(1));
   // A cheap chain (a load and an add) is recomputed rather than stored.
   ElementalKernel cheap(program("%a: tensor<16xf32>, %c: tensor<16x32xf32>",
@@ -143,4 +162,97 @@ TEST_CASE("fusion: max and min over rows vectorize and still propagate NaN", "[l
     checkAgainstInterpreter(kernel,
                             {interp::makeFloatTensor(TensorType{{4, 256}, DType::F32}, values)});
   }
+}
+
+TEST_CASE("row groups: softmax is one loop over rows, read once from memory", "[llvm]") {
+  for (const char *dtype : {"f32", "f64"}) {
+    std::string t = std::string("tensor<5x3x131x") + dtype + ">";
+    ElementalKernel kernel(program("%a: " + t,
+                                   "%m = reduce_max %a {dims = [2], keep_dims = true}\n"
+                                   "%z = sub %a, %m\n%e = exp %z\n"
+                                   "%s = reduce_sum %e {dims = [2], keep_dims = true}\n"
+                                   "%p = div %e, %s\nreturn %p",
+                                   t));
+    INFO(dtype << "\n" << kernel.ir());
+    CHECK(materializedNames(kernel) == Names{"a", "p"});
+    CHECK(rowGroupOf(kernel, "p") == "m e* s");
+    checkAgainstInterpreter(kernel, kernel.randomArgs(7), 1e-6, 1e-6);
+    // A row buffer of 131 on the stack, and every pass over the row vectorized.
+    std::string buffer = std::string("alloca [131 x ") + (dtype[1] == '3' ? "float" : "double");
+    CHECK(countOf(kernel.ir(), buffer) == 1);
+    const std::string &ir = kernel.ir();
+    CHECK(countOf(ir, "@llvm.maxnum.v") >= 1); // the max
+    CHECK(countOf(ir, std::string("x ") + (dtype[1] == '3' ? "float" : "double") + "> @_ZGV") >= 1);
+    CHECK(countOf(ir, "fadd reassoc <") >= 1); // the sum
+    CHECK(countOf(ir, "fdiv <") >= 1);         // the quotients
+  }
+}
+
+TEST_CASE("row groups: layer norm and log-sum-exp, broadcasts and keep_dims", "[llvm]") {
+  ElementalKernel norm(program("%x: tensor<6x1x9xf64>",
+                               "%m = reduce_mean %x {dims = [2], keep_dims = true}\n"
+                               "%c = sub %x, %m\n%sq = mul %c, %c\n"
+                               "%v = reduce_mean %sq {dims = [2]}\n"
+                               "%vb = broadcast %v {dims = [0, 1]} : tensor<6x1x9xf64>\n"
+                               "%r = rsqrt %vb\n%n = mul %c, %r\nreturn %n",
+                               "tensor<6x1x9xf64>"));
+  CHECK(materializedNames(norm) == Names{"n", "x"});
+  CHECK(rowGroupOf(norm, "n") == "m c* v");
+  checkAgainstInterpreter(norm, norm.randomArgs(3), 1e-9, 1e-9);
+
+  // One row: x - log(sum(exp(x - max))) - max.
+  ElementalKernel lse(program("%x: tensor<19xf32>",
+                              "%m = reduce_max %x {dims = [0], keep_dims = true}\n"
+                              "%z = sub %x, %m\n%e = exp %z\n"
+                              "%s = reduce_sum %e {dims = [0], keep_dims = true}\n"
+                              "%l = log %s\n%lm = add %l, %m\n%r = sub %x, %lm\nreturn %r",
+                              "tensor<19xf32>"));
+  CHECK(materializedNames(lse) == Names{"r", "x"});
+  CHECK(rowGroupOf(lse, "r") == "m s lm");
+  checkAgainstInterpreter(lse, lse.randomArgs(5), 1e-5, 1e-6);
+
+  // Rows of length 1: the reduction's result has the root's shape.
+  ElementalKernel ones(program("%x: tensor<7x1xf32>",
+                               "%m = reduce_max %x {dims = [1], keep_dims = true}\n"
+                               "%e = exp %m\n%s = reduce_sum %e {dims = [1], keep_dims = true}\n"
+                               "%r = div %x, %s\nreturn %r",
+                               "tensor<7x1xf32>"));
+  CHECK(rowGroupOf(ones, "r") == "m s");
+  checkAgainstInterpreter(ones, ones.randomArgs(2), 1e-6, 1e-6);
+}
+
+TEST_CASE("row groups: what stays in memory", "[llvm]") {
+  // The max is also returned: it stays in memory and the group reads it.
+  ElementalKernel returned(program("%a: tensor<8x16xf32>",
+                                   "%m = reduce_max %a {dims = [1], keep_dims = true}\n"
+                                   "%z = sub %a, %m\n%e = exp %z\n"
+                                   "%s = reduce_sum %e {dims = [1], keep_dims = true}\n"
+                                   "%p = div %e, %s\nreturn %p, %m",
+                                   "(tensor<8x16xf32>, tensor<8x1xf32>)"));
+  CHECK(materializedNames(returned) == Names{"a", "m", "p"});
+  CHECK(rowGroupOf(returned, "p") == "e* s");
+  checkAgainstInterpreter(returned, returned.randomArgs(1), 1e-6, 1e-6);
+
+  // A value read by another loop too: it stays in memory.
+  ElementalKernel shared(program("%a: tensor<8x16xf32>",
+                                 "%e = exp %a\n%s = reduce_sum %e {dims = [1], keep_dims = true}\n"
+                                 "%p = div %e, %s\n%q = neg %e\nreturn %p, %q",
+                                 "(tensor<8x16xf32>, tensor<8x16xf32>)"));
+  CHECK(materializedNames(shared) == Names{"a", "e", "p", "q"});
+  CHECK(rowGroupOf(shared, "p") == "s");
+  checkAgainstInterpreter(shared, shared.randomArgs(1), 1e-6, 1e-6);
+
+  // Reductions over another dim, and rows too long to stay in cache.
+  ElementalKernel columns(program("%a: tensor<8x16xf32>",
+                                  "%m = reduce_max %a {dims = [0], keep_dims = true}\n"
+                                  "%z = sub %a, %m\nreturn %z",
+                                  "tensor<8x16xf32>"));
+  CHECK(materializedNames(columns) == Names{"a", "m", "z"});
+  CHECK(columns.plan().rowGroups.empty());
+  ElementalKernel longRows(program("%a: tensor<2x10000xf32>",
+                                   "%m = reduce_max %a {dims = [1], keep_dims = true}\n"
+                                   "%z = sub %a, %m\nreturn %z",
+                                   "tensor<2x10000xf32>"));
+  CHECK(materializedNames(longRows) == Names{"a", "m", "z"});
+  CHECK(longRows.plan().rowGroups.empty());
 }
