@@ -351,12 +351,13 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   Model model;
   addStrategyColumns(problem, model);
   out.presolve = model.reduced.stats;
+  const int strategyColumns = model.columns; // the memory rows add continuous ones
   if (budgeted)
     addMemoryRows(problem, model, *problem.memoryBudget, -1);
   out.variables += model.columns;
   out.constraints += model.rows;
 
-  if (model.columns == 0) { // every group has one strategy left
+  if (strategyColumns == 0) { // every group has one strategy left
     out.choice = expandChoice(model.reduced, std::vector<int>(model.reduced.groups.size(), 0));
     double peak = peakMemoryOf(problem, out.choice);
     if (budgeted && peak > *problem.memoryBudget) {
