@@ -59,4 +59,9 @@ ReducedModel reduceProblem(const StrategyProblem &problem);
 /// eliminated groups).
 std::vector<int> expandChoice(const ReducedModel &model, const std::vector<int> &groupChoice);
 
+/// A plan of `problem` within `budget` bytes found by pricing memory into
+/// the costs and solving without a budget (memory_priced.cpp), within about
+/// `seconds`; empty when none was found. Not optimal: the ILP's first plan.
+std::vector<int> memoryPricedPlan(const StrategyProblem &problem, double budget, double seconds);
+
 } // namespace shardc::autoshard

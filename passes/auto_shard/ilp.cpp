@@ -7,8 +7,10 @@
 //    than one, sum_p s[g][p] = 1; groups with one strategy are constants.
 // 3. Each remaining group pair's matrix gets binaries e[p][q] with
 //    sum e = 1, sum_q e[p][q] <= s_u[p], sum_p e[p][q] <= s_v[q].
-// 4. With a budget, one row per step where a value starts to live:
-//    sum over live values of memory * s <= budget.
+// 4. With a budget, the running sum of live bytes at each step where a
+//    value starts, chained from step to step, is at most the budget. The
+//    plan without a budget is tried first (optimal when it fits), and a plan
+//    priced by memory (memory_priced.cpp) is CBC's first solution.
 // The model is loaded in one call (column-major); objective in
 // microseconds and memory in KiB keep CBC's tolerances apart from the tiny
 // values of seconds and the large ones of bytes.
@@ -34,7 +36,8 @@ constexpr double kMemoryScale = 1024.0; // bytes -> KiB
 struct Model {
   Cbc_Model *cbc = Cbc_newModel();
   ReducedModel reduced;
-  std::vector<int> first; // group -> first s column; -1 when not a column
+  std::vector<int> first;     // group -> first s column; -1 when not a column
+  std::vector<int> pairFirst; // r.pairs in order -> first e column
   std::vector<double> objective, upper;
   std::vector<bool> integer;
   std::vector<std::vector<std::pair<int, double>>> columnEntries; // (row, coefficient)
@@ -123,6 +126,7 @@ void addStrategyColumns(const StrategyProblem &problem, Model &model) {
     int kv = static_cast<int>(r.groups[key.second].alive.size());
     int fu = model.first[key.first], fv = model.first[key.second];
     int first = model.columns;
+    model.pairFirst.push_back(first);
     std::vector<int> all;
     for (double c : cost)
       all.push_back(model.addColumn(c * kTimeScale, true));
@@ -148,49 +152,83 @@ void addStrategyColumns(const StrategyProblem &problem, Model &model) {
   }
 }
 
-/// Step 4: one row per step where a value starts. With `peakColumn` >= 0 the
-/// rows bound that column instead of the budget (the smallest-peak model).
-/// With a budget no group is eliminated, so every node has a group here.
+/// Step 4: the running sum M_t of live bytes at each step t where a value
+/// starts, as a chain of continuous columns: M_first = the values live then,
+/// M_next = M_prev + values starting - values ended in between. Each value
+/// enters at most two rows, so the rows stay linear in the program's size
+/// (one row summing every live value per step grew with the square: the
+/// weights of a deep stack are live across most steps). M_t <= budget is the
+/// columns' upper bound; with `peakColumn` >= 0, rows M_t <= P bound that
+/// column instead (the smallest-peak model). With a budget no group is
+/// eliminated, so every node has a group here.
 void addMemoryRows(const StrategyProblem &problem, Model &model, double budget, int peakColumn) {
   const ReducedModel &r = model.reduced;
-  std::vector<bool> starts(problem.numSteps + 1, false);
-  for (const ProblemNode &node : problem.nodes)
-    if (!node.memory.empty() && node.liveStart >= 0 && node.liveStart < problem.numSteps)
-      starts[node.liveStart] = true;
-  for (int t = 0; t < problem.numSteps; ++t) {
-    if (!starts[t])
+  std::vector<int> steps; // the steps with a row, in order
+  {
+    std::vector<bool> starts(problem.numSteps + 1, false);
+    for (const ProblemNode &node : problem.nodes)
+      if (!node.memory.empty() && node.liveStart >= 0 && node.liveStart < problem.numSteps)
+        starts[node.liveStart] = true;
+    for (int t = 0; t < problem.numSteps; ++t)
+      if (starts[t])
+        steps.push_back(t);
+  }
+  if (steps.empty())
+    return;
+  const size_t rows = steps.size();
+  // Per row: column -> coefficient (KiB; + entering, - leaving) and the
+  // bytes of values with one strategy left.
+  std::vector<std::map<int, double>> delta(rows);
+  std::vector<double> fixed(rows, 0.0);
+  for (size_t n = 0; n < problem.nodes.size(); ++n) {
+    const ProblemNode &node = problem.nodes[n];
+    if (node.memory.empty())
       continue;
-    std::map<int, double> coefOf;
-    double fixed = 0;
-    for (size_t n = 0; n < problem.nodes.size(); ++n) {
-      const ProblemNode &node = problem.nodes[n];
-      if (node.memory.empty() || node.liveStart > t || node.liveEnd < t)
-        continue;
-      int g = r.groupOf[n];
-      const ReducedGroup &group = r.groups[g];
+    size_t first = std::lower_bound(steps.begin(), steps.end(), node.liveStart) - steps.begin();
+    size_t end = std::upper_bound(steps.begin(), steps.end(), node.liveEnd) - steps.begin();
+    if (first >= end)
+      continue; // live at no row step
+    int g = r.groupOf[n];
+    const ReducedGroup &group = r.groups[g];
+    auto add = [&](size_t row, double sign) {
+      if (row >= rows)
+        return;
       if (model.first[g] < 0) {
-        fixed += node.memory[group.alive[0]];
-        continue;
+        fixed[row] += sign * node.memory[group.alive[0]];
+        return;
       }
       for (size_t p = 0; p < group.alive.size(); ++p)
-        coefOf[model.first[g] + static_cast<int>(p)] += node.memory[group.alive[p]] / kMemoryScale;
+        delta[row][model.first[g] + static_cast<int>(p)] +=
+            sign * node.memory[group.alive[p]] / kMemoryScale;
+    };
+    add(first, 1.0);
+    add(end, -1.0);
+  }
+  const double limit = peakColumn >= 0 ? 1e30 : budget / kMemoryScale;
+  int previous = -1;
+  double total = 0; // bytes of fixed values live, to catch an infeasible budget early
+  for (size_t i = 0; i < rows; ++i) {
+    total += fixed[i];
+    if (peakColumn < 0 && total > budget * (1 + 1e-12)) {
+      model.addRow({}, {}, 'L', -1.0); // infeasible: fixed values exceed the budget
+      return;
     }
-    std::vector<int> cols;
-    std::vector<double> coefs;
-    for (auto [c, v] : coefOf)
+    int running = model.addColumn(0.0, false, limit);
+    std::vector<int> cols{running};
+    std::vector<double> coefs{1.0};
+    if (previous >= 0) {
+      cols.push_back(previous);
+      coefs.push_back(-1.0);
+    }
+    for (auto [c, v] : delta[i])
       if (v != 0) {
         cols.push_back(c);
-        coefs.push_back(v);
+        coefs.push_back(-v);
       }
-    if (peakColumn >= 0) {
-      cols.push_back(peakColumn);
-      coefs.push_back(-1.0);
-      model.addRow(cols, coefs, 'L', -fixed / kMemoryScale);
-    } else if (!cols.empty()) {
-      model.addRow(cols, coefs, 'L', (budget - fixed) / kMemoryScale);
-    } else if (fixed > budget) {
-      model.addRow({}, {}, 'L', -1.0); // infeasible: fixed values exceed the budget
-    }
+    model.addRow(cols, coefs, 'E', fixed[i] / kMemoryScale);
+    if (peakColumn >= 0)
+      model.addRow({running, peakColumn}, {1.0, -1.0}, 'L', 0.0);
+    previous = running;
   }
 }
 
@@ -217,6 +255,31 @@ std::vector<int> decode(const Model &model, const double *x) {
     groupChoice[g] = best;
   }
   return expandChoice(r, groupChoice);
+}
+
+/// Hands CBC `choice` (every node's strategy) as its first solution, when
+/// every group's strategy is still in the reduced model.
+void setStart(Model &model, const std::vector<int> &choice) {
+  const ReducedModel &r = model.reduced;
+  std::vector<int> index(r.groups.size(), 0);
+  std::vector<int> cols;
+  for (size_t g = 0; g < r.groups.size(); ++g) {
+    if (model.first[g] < 0)
+      continue;
+    const std::vector<int> &alive = r.groups[g].alive;
+    auto it = std::find(alive.begin(), alive.end(), choice[r.groups[g].members[0]]);
+    if (it == alive.end())
+      return; // a dominated strategy: CBC starts from scratch
+    index[g] = static_cast<int>(it - alive.begin());
+    cols.push_back(model.first[g] + index[g]);
+  }
+  size_t i = 0;
+  for (const auto &[key, cost] : r.pairs) {
+    int kv = static_cast<int>(r.groups[key.second].alive.size());
+    cols.push_back(model.pairFirst[i++] + index[key.first] * kv + index[key.second]);
+  }
+  std::vector<double> ones(cols.size(), 1.0);
+  Cbc_setMIPStartI(model.cbc, static_cast<int>(cols.size()), cols.data(), ones.data());
 }
 
 /// The smallest peak any plan reaches: minimize P subject to M_t <= P.
@@ -266,16 +329,35 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   StrategySolution out;
+  const bool budgeted = problem.memoryBudget.has_value();
+  std::vector<int> warm; // a plan within the budget to start from
+  if (budgeted && problem.presolve) {
+    // The best plan without a budget is the best plan with it when it fits;
+    // without a budget the presolve eliminates most of the model, so
+    // checking first is cheap and often settles a budget that does not bind.
+    StrategyProblem unbudgeted = problem;
+    unbudgeted.memoryBudget.reset();
+    StrategySolution free = solveStrategyProblem(unbudgeted);
+    if (free.status == SolveStatus::Optimal &&
+        peakMemoryOf(problem, free.choice) <= *problem.memoryBudget) {
+      free.seconds = elapsed();
+      return free;
+    }
+    out.variables = free.variables;
+    out.constraints = free.constraints;
+    warm = memoryPricedPlan(problem, *problem.memoryBudget,
+                            (problem.timeLimitSeconds - elapsed()) / 4);
+  }
   Model model;
   addStrategyColumns(problem, model);
   out.presolve = model.reduced.stats;
-  const bool budgeted = problem.memoryBudget.has_value();
+  const int strategyColumns = model.columns; // the memory rows add continuous ones
   if (budgeted)
     addMemoryRows(problem, model, *problem.memoryBudget, -1);
-  out.variables = model.columns;
-  out.constraints = model.rows;
+  out.variables += model.columns;
+  out.constraints += model.rows;
 
-  if (model.columns == 0) { // every group has one strategy left
+  if (strategyColumns == 0) { // every group has one strategy left
     out.choice = expandChoice(model.reduced, std::vector<int>(model.reduced.groups.size(), 0));
     double peak = peakMemoryOf(problem, out.choice);
     if (budgeted && peak > *problem.memoryBudget) {
@@ -292,18 +374,28 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   }
 
   model.load();
-  configure(model, problem.timeLimitSeconds);
+  configure(model, problem.timeLimitSeconds - elapsed());
+  if (!warm.empty())
+    setStart(model, warm);
   Cbc_solve(model.cbc);
   const double *x = Cbc_bestSolution(model.cbc);
-  if (x) {
-    out.choice = decode(model, x);
+  if (x || !warm.empty()) {
+    out.choice = x ? decode(model, x) : warm;
     out.objective = objectiveOf(problem, out.choice);
-    if (Cbc_isProvenOptimal(model.cbc)) {
+    if (x && Cbc_isProvenOptimal(model.cbc)) {
       out.status = SolveStatus::Optimal;
       out.bound = out.objective;
     } else {
+      if (!warm.empty() && objectiveOf(problem, warm) < out.objective) {
+        out.choice = warm;
+        out.objective = objectiveOf(problem, warm);
+      }
       out.status = SolveStatus::TimeLimit;
-      out.bound = Cbc_getBestPossibleObjValue(model.cbc) / kTimeScale + model.reduced.constant;
+      // Before its first LP ends CBC has no bound: the gap is then 100%.
+      double bound = Cbc_getBestPossibleObjValue(model.cbc);
+      out.bound = std::isfinite(bound) && std::abs(bound) < 1e30
+                      ? bound / kTimeScale + model.reduced.constant
+                      : 0.0;
       out.gap =
           std::max(0.0, (out.objective - out.bound) / std::max(std::abs(out.objective), 1e-12));
     }

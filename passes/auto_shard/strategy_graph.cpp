@@ -12,7 +12,8 @@
 //    the leader's layouts, the op's strategy cheapest given that layout
 //    (reshard into it plus compute). Any other op: opStrategies; a written result sharding
 //    filters them (open dims) or fixes the result (closed: priced as the
-//    reshard from the computed layout, as partition does).
+//    reshard from the computed layout, as partition does); closed on the
+//    result and every operand, the op computes on the operands as written.
 // 3. Strategies with the same operand and result layouts: the cheapest.
 // 4. Loops (for, while): each carried value's region arguments and loop
 //    result follow its init's node (one layout around the loop, as the
@@ -255,11 +256,31 @@ private:
           s.result = result.sharding->closed();
           base.push_back(std::move(s));
         }
-      all = std::move(base);
+      all = keepWrittenOperands(op, std::move(base), mesh);
     } else {
       all = honouring(std::move(all), result.sharding, mesh);
     }
     addNode(result, &op, std::move(all), step, -1);
+  }
+
+  /// When every operand's sharding is written closed too, the op's strategy
+  /// is the user's: the strategies taking the operands as written (computed
+  /// as the partitioner computes them, no reshard into the op); all of them
+  /// when none does.
+  static std::vector<Strategy> keepWrittenOperands(const Op &op, std::vector<Strategy> all,
+                                                   const Mesh &mesh) {
+    for (const Value *operand : op.operands)
+      if (!operand->sharding || !operand->sharding->isClosed())
+        return all;
+    std::vector<Strategy> kept;
+    for (const Strategy &s : all) {
+      bool same = s.operands.size() == op.operands.size();
+      for (size_t i = 0; same && i < s.operands.size(); ++i)
+        same = sameLayout(s.operands[i], *op.operands[i]->sharding, mesh);
+      if (same)
+        kept.push_back(s);
+    }
+    return kept.empty() ? all : kept;
   }
 
   /// The operand whose layout decides the op's strategy (a follower's

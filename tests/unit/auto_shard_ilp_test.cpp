@@ -57,6 +57,52 @@ TEST_CASE("auto-shard ILP: equals exhaustive enumeration under a memory budget",
   CHECK(constrained > 5); // the budget changed the answer in many rounds
 }
 
+TEST_CASE("auto-shard ILP: the plain formulation under a budget equals enumeration",
+          "[auto_shard]") {
+  // Without presolve every value keeps its columns, so every running-sum row
+  // of the memory chain (values entering and leaving) is exercised.
+  std::mt19937 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    p.presolve = false;
+    double smallest = 0;
+    enumerate(p, std::numeric_limits<double>::infinity(), smallest);
+    StrategySolution free = solveStrategyProblem(p);
+    p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
+    double best = enumerate(p, *p.memoryBudget, smallest);
+    StrategySolution s = solveStrategyProblem(p);
+    INFO("round " << round << " budget " << *p.memoryBudget);
+    if (best == std::numeric_limits<double>::infinity()) {
+      REQUIRE(s.status == SolveStatus::Infeasible);
+      CHECK(s.smallestPeak == Approx(smallest));
+      continue;
+    }
+    REQUIRE(s.status == SolveStatus::Optimal);
+    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
+    CHECK(s.objective == Approx(best).margin(1e-9));
+  }
+}
+
+TEST_CASE("auto-shard ILP: a budget the free optimum meets keeps the full presolve",
+          "[auto_shard]") {
+  // A chain: the best plan without a budget fits a budget at its own peak,
+  // so it is the answer, found by the unbudgeted model whose presolve
+  // eliminates the chain's groups (a budget alone would forbid that).
+  std::mt19937 rng(3);
+  int eliminated = 0;
+  for (int round = 0; round < 20; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    StrategySolution free = solveStrategyProblem(p);
+    p.memoryBudget = peakMemoryOf(p, free.choice);
+    StrategySolution s = solveStrategyProblem(p);
+    REQUIRE(s.status == SolveStatus::Optimal);
+    CHECK(s.objective == Approx(free.objective).margin(1e-12));
+    CHECK(s.presolve.eliminatedGroups == free.presolve.eliminatedGroups);
+    eliminated += s.presolve.eliminatedGroups;
+  }
+  CHECK(eliminated > 0);
+}
+
 TEST_CASE("auto-shard ILP: an infeasible budget gives the smallest peak", "[auto_shard]") {
   // Two values live together; each is 100 bytes replicated or 50 sharded.
   StrategyProblem p;
