@@ -28,18 +28,19 @@ struct AxisOrigin {
   /// brought it here.
   bool propagated = false;
   /// True when the axis was copied onto this tensor, before propagation,
-  /// from the fully closed sharding_constraint that uses it (Shardy's import
-  /// step; `loc` is in that constraint). Such an axis counts as propagated.
+  /// from the fully closed sharding_constraint or manual_computation
+  /// in_sharding that uses it (Shardy's import step; `loc` is in that
+  /// sharding). Such an axis counts as propagated.
   bool copiedFromConstraint = false;
   /// The axis or sub-axis itself, as it is on this dim.
   AxisRef axis;
 };
 
 /// How the axis reached its tensor, as --explain and hover say it:
-/// `written here`, `propagated`, or `copied from its closed constraint`.
+/// `written here`, `propagated`, or `copied from that closed sharding`.
 inline const char *originKind(const AxisOrigin &origin) {
   if (origin.copiedFromConstraint)
-    return "copied from its closed constraint";
+    return "copied from that closed sharding";
   return origin.propagated ? "propagated" : "written here";
 }
 
