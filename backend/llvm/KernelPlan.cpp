@@ -3,6 +3,9 @@
 
 #include "backend/llvm/Codegen.h"
 
+#include <algorithm>
+#include <set>
+
 namespace shardc::llvmgen {
 
 TensorType localTypeOf(const shardc::Module &program, const Value &v) {
@@ -84,6 +87,8 @@ bool KernelPlan::hasStorage(const Value *v) const {
 
 void KernelPlan::define(const Value *v, const TensorType &local) {
   localTypes_[v] = local;
+  if (alias_.count(v))
+    return; // written into another value's storage (planInPlaceReturns)
   if (!requests_.count(v))
     definitionOrder_.push_back(v);
   BufferRequest &r = requests_[v];
@@ -126,6 +131,8 @@ void KernelPlan::planLoop(const Op &op, bool topLevel) {
   for (size_t i = 0; i < op.results.size() && i < carried.size(); ++i)
     alias_[op.results[i].get()] = carried[i];
 
+  planInPlaceReturns(op, topLevel);
+
   loopReads_.emplace_back();
   if (op.cond) {
     planBlock(*op.cond, topLevel);
@@ -163,6 +170,74 @@ void KernelPlan::planLoop(const Op &op, bool topLevel) {
       r.lastStep = std::max(r.lastStep, last);
     if (!loopReads_.empty())
       loopReads_.back().push_back(s);
+  }
+}
+
+// A body that returns a fresh value for a carried one, as in
+//
+//   for ... carry(%h = %x) { %m = matmul %h, %w; %n = tanh %m; return %n }
+//
+// would write %n into bytes of its own and copy it into %h's storage at the
+// end of every iteration. The copy is not needed when %n's op writes straight
+// into %h's storage, which is safe when nothing reads that storage from the
+// moment %n's op starts: (1) %n is the result of an op directly in the body
+// (no region op, no alias) and is returned once, with %h's bytes; (2) let D be
+// %h and the values whose reads read %h's bytes (aliases of D, and values of
+// D that are not materialized: computed inside their consumer's loop, or as
+// members of a row group); no op from %n's op on,
+// nor any op inside their regions, reads a value of D; (3) no other returned
+// value is in D (the copies at the end would read the new bytes).
+void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
+  const Block &body = *loop.body;
+  std::vector<Value *> carried = Op::carriedArgs(loop, body);
+  const FusionPlan fusion = planFusion(body);
+  auto bytes = [&](const Value *v) {
+    TensorType t = topLevel ? localTypeOf(program_, *v) : v->type;
+    return t.numElements() * dtypeBytes(t.dtype);
+  };
+  for (size_t i = 0; i < body.returned.size() && i < carried.size(); ++i) {
+    const Value *result = body.returned[i];
+    const Op *writer = result->definingOp;
+    if (!writer || writer->regions().size() > 0 || writer->kind == OpKind::ShardingConstraint ||
+        writer->kind == OpKind::Reshard || alias_.count(result) ||
+        bytes(result) != bytes(carried[i]))
+      continue;
+    if (std::count(body.returned.begin(), body.returned.end(), result) != 1)
+      continue;
+    size_t at = 0;
+    while (at < body.ops.size() && body.ops[at].get() != writer)
+      ++at;
+    if (at == body.ops.size())
+      continue; // defined in a nested region
+
+    // (2) D, in program order.
+    std::set<const Value *> reads{carried[i]};
+    for (const auto &op : body.ops) {
+      bool readsD = false;
+      for (const Value *operand : op->operands)
+        readsD |= reads.count(operand) > 0;
+      if (!readsD)
+        continue;
+      bool alias = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+      for (const auto &r : op->results)
+        if (alias || !fusion.isMaterialized(r.get()))
+          reads.insert(r.get());
+    }
+    bool safe = true;
+    for (size_t k = at; k < body.ops.size() && safe; ++k) {
+      for (const Value *operand : body.ops[k]->operands)
+        safe &= reads.count(operand) == 0;
+      for (Block *region : body.ops[k]->regions())
+        walkOps(*region, [&](Op &inner) {
+          for (const Value *operand : inner.operands)
+            safe &= reads.count(operand) == 0;
+        });
+    }
+    // (3)
+    for (size_t j = 0; j < body.returned.size(); ++j)
+      safe &= j == i || reads.count(body.returned[j]) == 0;
+    if (safe)
+      alias_[result] = carried[i];
   }
 }
 

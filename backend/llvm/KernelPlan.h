@@ -82,6 +82,9 @@ private:
   /// The stored values an op reads: through fused operands to their leaves.
   void useLeaves(const Value *v, const FusionPlan &plan);
   void planLoop(const Op &op, bool topLevel);
+  /// Lets a loop body's returned value be written straight into its carried
+  /// storage when nothing reads that storage from its writing on.
+  void planInPlaceReturns(const Op &loop, bool topLevel);
   void planIf(const Op &op, bool topLevel);
 };
 
