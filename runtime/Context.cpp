@@ -4,10 +4,12 @@
 
 #include "support/BlockLayout.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +30,15 @@ std::string format(const char *fmt, ...) {
   std::vsnprintf(text.data(), text.size() + 1, fmt, args);
   va_end(args);
   return text;
+}
+
+std::string probeWritable(const std::string &probe, const char *flag, const std::string &shown) {
+  int fd = open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return format("%s %s - cannot write there: %s", flag, shown.c_str(), std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
+  return "";
 }
 
 namespace {

@@ -106,6 +106,9 @@ constexpr int kExitInternal = 3;
 void checkMpi(shardrt_context *ctx, int code, const char *call);
 /// printf into a std::string.
 std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/// Whether a file can be created at `probe` (created, then removed): "" when
+/// it can, else "FLAG SHOWN - cannot write there: REASON".
+std::string probeWritable(const std::string &probe, const char *flag, const std::string &shown);
 
 /// Bytes per element of a dtype (i1: 1); 0 for an unknown one.
 int64_t dtypeSize(int64_t dtype);

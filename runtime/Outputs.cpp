@@ -96,14 +96,9 @@ void checkOutputDir(shardrt_context *ctx) {
   } else if (!S_ISDIR(info.st_mode)) {
     error = format("--output-dir %s - not a directory", dir.c_str());
   }
-  if (ctx->rank == 0 && error.empty()) {
-    std::string probe = format("%s/.shardrt-probe-%d", dir.c_str(), static_cast<int>(getpid()));
-    int fd = open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0)
-      error = format("--output-dir %s - cannot write there: %s", dir.c_str(), std::strerror(errno));
-    else
-      close(fd), unlink(probe.c_str());
-  }
+  if (ctx->rank == 0 && error.empty())
+    error = probeWritable(format("%s/.shardrt-probe-%d", dir.c_str(), static_cast<int>(getpid())),
+                          "--output-dir", dir);
   if (anyRankFailed(ctx, error))
     exitAll(ctx, kExitBadData);
 }

@@ -192,15 +192,10 @@ void checkTracePath(shardrt_context *ctx) {
   struct stat info;
   if (ctx->rank == 0 && stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
     error = format("--trace %s - is a directory", path.c_str());
-  if (ctx->rank == 0 && error.empty()) {
-    // Probe beside the file (the final one is created only at the end).
-    std::string probe = format("%s.tmp-%d", path.c_str(), static_cast<int>(getpid()));
-    int fd = open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-    if (fd < 0)
-      error = format("--trace %s - cannot write there: %s", path.c_str(), std::strerror(errno));
-    else
-      close(fd), unlink(probe.c_str());
-  }
+  // Probe beside the file (the final one is created only at the end).
+  if (ctx->rank == 0 && error.empty())
+    error = probeWritable(format("%s.tmp-%d", path.c_str(), static_cast<int>(getpid())), "--trace",
+                          path);
   if (anyRankFailed(ctx, error))
     exitAll(ctx, kExitBadData);
 }

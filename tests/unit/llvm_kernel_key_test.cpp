@@ -41,8 +41,9 @@ std::vector<std::string> kernelKeys(const std::string &source, int64_t *calls = 
   return keys;
 }
 
-/// One layer (matmul, then tanh(m) * c - m fused) on the given types; the
-/// placeholders are filled by `layer`.
+/// A program of one layer (matmul, then tanh(m) * c - m fused) on `mesh`, its
+/// rows sharded as `rowsSharding`, of the given shape and dtype; `op` replaces
+/// tanh and `name` the matmul result's name.
 std::string layer(const std::string &mesh, const std::string &rowsSharding, int rows, int cols,
                   const std::string &dtype = "f32", const std::string &op = "tanh",
                   const std::string &name = "m") {
