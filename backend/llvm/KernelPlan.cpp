@@ -190,7 +190,7 @@ void KernelPlan::planLoop(const Op &op, bool topLevel) {
 void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   const Block &body = *loop.body;
   std::vector<Value *> carried = Op::carriedArgs(loop, body);
-  const FusionPlan fusion = planFusion(body);
+  const FusionPlan &fusion = fusionOf(body);
   auto bytes = [&](const Value *v) {
     TensorType t = topLevel ? localTypeOf(program_, *v) : v->type;
     return t.numElements() * dtypeBytes(t.dtype);
@@ -269,10 +269,15 @@ void KernelPlan::useLeaves(const Value *v, const FusionPlan &plan) {
     useLeaves(operand, plan);
 }
 
+const FusionPlan &KernelPlan::fusionOf(const Block &block) {
+  std::unique_ptr<FusionPlan> &plan = fusion_[&block];
+  if (!plan)
+    plan = std::make_unique<FusionPlan>(planFusion(block));
+  return *plan;
+}
+
 void KernelPlan::planBlock(const Block &block, bool topLevel) {
-  auto plan = std::make_unique<FusionPlan>(planFusion(block));
-  const FusionPlan &fusion = *plan;
-  fusion_[&block] = std::move(plan);
+  const FusionPlan &fusion = fusionOf(block);
   for (const auto &opPtr : block.ops) {
     const Op &op = *opPtr;
     ++step_;

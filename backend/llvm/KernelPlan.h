@@ -76,6 +76,8 @@ private:
   std::map<std::pair<const Op *, size_t>, std::unique_ptr<Value>> temporaries_;
 
   void planBlock(const Block &block, bool topLevel);
+  /// The fusion plan of `block`, planned on first use.
+  const FusionPlan &fusionOf(const Block &block);
   void placeResultsInOutputs(const Block &body);
   void define(const Value *v, const TensorType &local);
   void use(const Value *v);
