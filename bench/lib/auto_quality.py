@@ -156,7 +156,8 @@ def _one_case(b, c, index, label, mesh, ranks, axes, program):
         over = "" if peak["auto, budget"] <= budget else " (OVER the budget)"
         results.append(Result(
             "auto-shard quality", f"{label}, --memory-budget={budget} (the weights' bytes)",
-            f"auto plan (calibrated): {ms('auto, budget')}, peak {peak['auto, budget'] / 1024:.0f} KiB{over}",
+            f"auto plan (calibrated): {ms('auto, budget')}, "
+            f"peak {peak['auto, budget'] / 1024:.0f} KiB{over}",
             f"best hand plan that fits ({best_fit}): {ms(best_fit)}",
             t["auto, budget"] / t[best_fit] if not over else float("inf"), 1.05,
             at_least=False, note="hand plans within the budget: " + ", ".join(fits),
