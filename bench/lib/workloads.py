@@ -140,28 +140,6 @@ def gemm(b):
     return results
 
 
-def mlp(b):
-    c = b.config["mlp"]
-    ranks = c["ranks"]
-    exe = b.build("mlp", programs.mlp(c["batch"], c["model"], c["hidden"], ranks))
-    if b.smoke:
-        b.check(exe, ranks, "mlp")
-    got = in_rounds(c["rounds"], {
-        "shardc": lambda: b.profile_once(exe, ranks, c["repeats"]),
-        "blas": lambda: b.peer_sample([b.peer("bench-mlp-blas"), str(c["batch"]),
-                                       str(c["model"]), str(c["hidden"]), str(ranks),
-                                       str(c["repeats"])]).times,
-    })
-    prof, blas = median_profile(got["shardc"]), Sample(sum(got["blas"], []))
-    case = (f"batch {c['batch']}, model {c['model']}, hidden {c['hidden']}, f32, Megatron, "
-            f"{ranks} ranks")
-    result = Result("two-layer MLP", case, f"{prof.run_median * 1e3:.1f} ms ({prof.spread()})",
-                    f"OpenBLAS {ranks} threads: {blas.median * 1e3:.1f} ms ({blas.spread()})",
-                    blas.median / prof.run_median, 0.85, profile=prof)
-    b.log(f"mlp: {result.ratio:.2f}x")
-    return [result]
-
-
 def elementwise(b):
     c = b.config["elementwise"]
     ranks, n = c["ranks"], c["per_rank"]
@@ -473,7 +451,6 @@ def loop(b):
 
 WORKLOADS = {
     "matmul": gemm,
-    "mlp": mlp,
     "elementwise": elementwise,
     "softmax": softmax,
     "broadcast": broadcast,

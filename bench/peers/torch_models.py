@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The PyTorch peer of bench/run's model workloads: the MLP, the attention
+block and the transformer layer of bench/lib (the same shapes, the same ops,
+float32), forward only, in one process on THREADS threads.
+
+  torch_models.py MODEL THREADS REPEATS [--batch N ...]   one "time S" per run
+  torch_models.py MODEL 1 1 [sizes] --inputs DIR --output FILE.npy
+      one run on the parameters DIR/NAME.npy, its result written to FILE.npy
+  torch_models.py --version                               torch's version
+
+Each model can be written the way a PyTorch user writes it by hand
+(`--style functional`: addmm, matmul, softmax, layer_norm) or with torch.nn's
+modules (`--style modules`: nn.MultiheadAttention, nn.TransformerEncoderLayer,
+whose inference fast path fuses the attention); bench/run times both and
+compares with the faster.
+"""
+import argparse
+import os
+import sys
+import time
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("model", nargs="?", choices=["mlp", "attention", "transformer"])
+    p.add_argument("threads", nargs="?", type=int)
+    p.add_argument("repeats", nargs="?", type=int)
+    p.add_argument("--version", action="store_true", help="print torch's version")
+    p.add_argument("--style", choices=["functional", "modules"], default="functional")
+    for size in ("batch", "seq", "model-dim", "heads", "head-dim", "hidden"):
+        p.add_argument(f"--{size}", type=int, default=0)
+    p.add_argument("--warmup", type=int, default=2, help="untimed runs first")
+    p.add_argument("--inputs", help="a directory of NAME.npy, one per parameter")
+    p.add_argument("--output", help="where --inputs' result goes (.npy)")
+    args = p.parse_args()
+    if not args.version:
+        if args.model is None or args.threads is None or args.repeats is None:
+            p.error("MODEL THREADS REPEATS are required")
+        if args.threads <= 0 or args.repeats <= 0:
+            p.error("THREADS and REPEATS must be positive")
+        if (args.inputs is None) != (args.output is None):
+            p.error("--inputs and --output go together")
+    return args
+
+
+ARGS = parse()
+if ARGS.threads:
+    # Debian's torch multiplies through OpenBLAS (pthreads) and runs its own
+    # loops on OpenMP: both pools get THREADS, read when the libraries load.
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.threads)
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: PyTorch is not installed for {sys.executable} "
+             "(Debian: apt-get install python3-torch)")
+
+# The parameters of each model, in the order of the shardc program's @main.
+PARAMS = {
+    "mlp": ["x", "w1", "b1", "w2", "b2"],
+    "attention": ["x", "wq", "wk", "wv", "wo"],
+    "transformer": ["x", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2", "w1", "w2"],
+}
+
+
+def shapes(a):
+    """Each parameter's shape, as bench/lib's programs declare it."""
+    if a.model == "mlp":
+        m, h = a.model_dim, a.hidden
+        return {"x": (a.batch, m), "w1": (m, h), "b1": (h,), "w2": (h, m), "b2": (m,)}
+    m, per_head = a.heads * a.head_dim, (a.heads, a.head_dim)
+    out = {"x": (a.batch, a.seq, m), "wq": (m,) + per_head, "wk": (m,) + per_head,
+           "wv": (m,) + per_head, "wo": per_head + (m,)}
+    if a.model == "transformer":
+        out.update({"g1": (m,), "b1": (m,), "g2": (m,), "b2": (m,), "w1": (m, a.hidden),
+                    "w2": (a.hidden, m)})
+    return out
+
+
+def scale(head_dim):
+    """The score scale as the shardc program spells its constant."""
+    return float(f"{head_dim ** -0.5:.6f}")
+
+
+def mlp(p):
+    """relu(x W1 + b1) W2 + b2, as nn.Linear computes it (addmm)."""
+    h = torch.relu(torch.addmm(p["b1"], p["x"], p["w1"]))
+    return torch.addmm(p["b2"], h, p["w2"])
+
+
+class Functional:
+    """The attention block and transformer layer written out by hand, as in
+    Megatron's and nanoGPT's code: one matmul for Q, K and V together."""
+
+    def __init__(self, p, a):
+        m = a.heads * a.head_dim
+        self.p, self.a, self.m = p, a, m
+        self.wqkv = torch.cat([p[n].reshape(m, m) for n in ("wq", "wk", "wv")], 1)
+        self.wo = p["wo"].reshape(m, m)
+
+    def attend(self, h):
+        """The attention output of `h` (projected back to the model dim)."""
+        a = self.a
+        b, s = h.shape[0], h.shape[1]
+        qkv = (h.reshape(b * s, self.m) @ self.wqkv).view(b, s, 3, a.heads, a.head_dim)
+        q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))  # b h s d
+        probs = torch.softmax((q @ k.transpose(-1, -2)) * scale(a.head_dim), dim=-1)
+        o = (probs @ v).transpose(1, 2).reshape(b * s, self.m)
+        return (o @ self.wo).view(b, s, self.m)
+
+    def attention(self, x):
+        return x + self.attend(x)
+
+    def transformer(self, x):
+        p, m = self.p, self.m
+        r = x + self.attend(F.layer_norm(x, (m,), p["g1"], p["b1"], 1e-5))
+        h = F.layer_norm(r, (m,), p["g2"], p["b2"], 1e-5)
+        return r + torch.relu(h @ p["w1"]) @ p["w2"]
+
+
+class Modules:
+    """The same models from torch.nn's modules, loaded with the same weights
+    (nn.Linear keeps W transposed; its biases are zero: the shardc programs
+    have none there)."""
+
+    def __init__(self, p, a):
+        m = a.heads * a.head_dim
+        self.p, self.a = p, a
+        if a.model == "attention":
+            self.mha = torch.nn.MultiheadAttention(m, a.heads, batch_first=True)
+            self._load_attention(self.mha)
+            self.mha.eval()
+        else:
+            layer = torch.nn.TransformerEncoderLayer(m, a.heads, a.hidden, dropout=0.0,
+                                                     activation="relu", batch_first=True,
+                                                     norm_first=True, layer_norm_eps=1e-5)
+            self._load_attention(layer.self_attn)
+            with torch.no_grad():
+                for norm, g, b in ((layer.norm1, "g1", "b1"), (layer.norm2, "g2", "b2")):
+                    norm.weight.copy_(p[g])
+                    norm.bias.copy_(p[b])
+                layer.linear1.weight.copy_(p["w1"].t())
+                layer.linear2.weight.copy_(p["w2"].t())
+                layer.linear1.bias.zero_()
+                layer.linear2.bias.zero_()
+            self.layer = layer.eval()
+
+    def _load_attention(self, mha):
+        p, m = self.p, self.a.heads * self.a.head_dim
+        with torch.no_grad():
+            mha.in_proj_weight.copy_(torch.cat([p[n].reshape(m, m).t() for n in
+                                                ("wq", "wk", "wv")], 0))
+            mha.in_proj_bias.zero_()
+            mha.out_proj.weight.copy_(p["wo"].reshape(m, m).t())
+            mha.out_proj.bias.zero_()
+
+    def attention(self, x):
+        return x + self.mha(x, x, x, need_weights=False)[0]
+
+    def transformer(self, x):
+        return self.layer(x)
+
+
+def forward(a, p):
+    """The model of `a` on the parameters `p`: a function of no arguments."""
+    if a.model == "mlp":
+        return lambda: mlp(p)
+    impl = (Functional if a.style == "functional" else Modules)(p, a)
+    fn = impl.attention if a.model == "attention" else impl.transformer
+    return lambda: fn(p["x"])
+
+
+def random_params(a):
+    """Values in [-1, 1), made once; the shardc program gets its own."""
+    gen = torch.Generator().manual_seed(1)
+    return {n: torch.rand(s, generator=gen) * 2 - 1 for n, s in shapes(a).items()}
+
+
+def loaded_params(a, directory):
+    import numpy
+    out = {}
+    for name, shape in shapes(a).items():
+        value = numpy.load(os.path.join(directory, name + ".npy"))
+        if tuple(value.shape) != shape or value.dtype != numpy.float32:
+            sys.exit(f"{sys.argv[0]}: {name}.npy is {value.dtype} {value.shape}, "
+                     f"expected float32 {shape}")
+        out[name] = torch.from_numpy(value)
+    return out
+
+
+def main():
+    a = ARGS
+    if a.version:
+        print(torch.__version__)
+        return 0
+    torch.set_num_threads(a.threads)
+    missing = [s for s in ("batch", "model_dim", "hidden") if a.model == "mlp" and not
+               getattr(a, s)] + [s for s in ("batch", "seq", "heads", "head_dim") if
+                                 a.model != "mlp" and not getattr(a, s)]
+    if missing or (a.model == "transformer" and not a.hidden):
+        sys.exit(f"{sys.argv[0]}: {a.model} needs --" + ", --".join(
+            m.replace("_", "-") for m in (missing or ["hidden"])))
+    with torch.inference_mode():
+        params = loaded_params(a, a.inputs) if a.inputs else random_params(a)
+        run = forward(a, params)
+        if a.output:
+            import numpy
+            numpy.save(a.output, run().contiguous().numpy())
+            return 0
+        for _ in range(a.warmup):
+            run()
+        for _ in range(a.repeats):
+            start = time.perf_counter()
+            run()
+            print(f"time {time.perf_counter() - start:.9f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
