@@ -24,11 +24,12 @@ STYLES = ("functional", "modules")
 
 
 def torch_python():
-    """(a Python that imports torch, torch's version), or None. Debian's
-    python3-torch is /usr/bin/python3's; bench/run may run under another."""
+    """A Python that imports torch, or None. Debian's python3-torch is
+    /usr/bin/python3's; bench/run may run under another (a virtualenv, pyenv)."""
     for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
         try:
-            return python, run([python, PEER, "--version"], 120).strip()
+            run([python, PEER, "--version"], 120)
+            return python
         except BenchError:
             continue
     return None
@@ -108,26 +109,26 @@ def model_workload(b, kind, label):
     against its OpenBLAS peer."""
     c = b.config[kind]
     ranks, repeats = c["ranks"], c["repeats"]
-    found = torch_python()
-    if found is None and not b.smoke:
+    python = torch_python()
+    if python is None and not b.smoke:
         raise BenchError(MISSING)
     source, flops = _model_source(kind, c)
     exe = b.build(kind, source)
     if b.smoke:
         b.check(exe, ranks, kind)
-        if found is None:
+        if python is None:
             b.log(f"{kind}: {MISSING}; smoke run without the PyTorch peer")
         else:
-            check_against_torch(b, kind, exe, source, found[0], c)
+            check_against_torch(b, kind, exe, source, python, c)
     styles = STYLES if kind != "mlp" else STYLES[:1]
     measures = {"shardc": lambda: b.profile_once(exe, ranks, repeats),
                 "gemm": lambda: b.peer_sample([b.peer("bench-blas-gemm"), "f32",
                                                str(c["gemm_n"]), str(ranks),
                                                str(repeats)]).times}
-    if found is not None:
+    if python is not None:
         for style in styles:
             measures[style] = (lambda style=style: b.peer_sample(
-                [found[0], PEER, kind, str(ranks), str(repeats), "--style", style]
+                [python, PEER, kind, str(ranks), str(repeats), "--style", style]
                 + _sizes(c)).times)
     if kind == "mlp":
         measures["blas"] = lambda: b.peer_sample(
@@ -138,12 +139,12 @@ def model_workload(b, kind, label):
     case = _case(kind, c)
     ours = f"{prof.run_median * 1e3:.1f} ms ({prof.spread()})"
     results = []
-    if found is not None:
+    if python is not None:
         timed = {style: Sample(sum(got[style], [])) for style in styles}
         best = min(timed, key=lambda s: timed[s].median)
         note = ", ".join(f"{s} {t.median * 1e3:.1f} ms" for s, t in timed.items())
         results.append(Result(label, case, ours,
-                              f"PyTorch {found[1]} {ranks} threads ({best}): "
+                              f"PyTorch {ranks} threads ({best}): "
                               f"{timed[best].median * 1e3:.1f} ms ({timed[best].spread()})",
                               timed[best].median / prof.run_median, 1.0, profile=prof,
                               note=f"PyTorch styles: {note}" if len(styles) > 1 else ""))
