@@ -23,6 +23,11 @@ MISSING = ("PyTorch is not installed: the model workloads' peer needs Debian's "
 STYLES = ("functional", "modules")
 
 
+def _styles(kind):
+    """The torch peer's styles for `kind`: the MLP has one (nn.Linear is addmm)."""
+    return STYLES[:1] if kind == "mlp" else STYLES
+
+
 def torch_python():
     """A Python that imports torch, or None. Debian's python3-torch is
     /usr/bin/python3's; bench/run may run under another (a virtualenv, pyenv)."""
@@ -82,7 +87,7 @@ def check_against_torch(b, kind, exe, source, python, c):
         inputs += ["--input", f"{name}={path}"]
     run([b.mpiexec, "-n", str(c["ranks"]), exe, "--output-dir", os.path.join(d, "shardc")]
         + inputs, 300)
-    for style in STYLES if kind != "mlp" else STYLES[:1]:
+    for style in _styles(kind):
         out = os.path.join(d, f"torch-{style}.npy")
         run([python, PEER, kind, "1", "1", "--style", style, "--inputs", d, "--output", out]
             + _sizes(c), 300)
@@ -96,11 +101,10 @@ def _case(kind, c):
     if kind == "mlp":
         return (f"batch {c['batch']}, model {c['model']}, hidden {c['hidden']}, f32, "
                 f"Megatron, {ranks} ranks")
-    text = (f"batch {c['batch']}, seq {c['seq']}, {c['heads']} heads of {c['head_dim']}"
+    return (f"batch {c['batch']}, seq {c['seq']}, {c['heads']} heads of {c['head_dim']}"
             + (f", hidden {c['hidden']}" if kind == "transformer" else "")
             + f", f32, heads{' and hidden' if kind == 'transformer' else ''} split, "
             f"{ranks} ranks")
-    return text
 
 
 def model_workload(b, kind, label):
@@ -120,7 +124,7 @@ def model_workload(b, kind, label):
             b.log(f"{kind}: {MISSING}; smoke run without the PyTorch peer")
         else:
             check_against_torch(b, kind, exe, source, python, c)
-    styles = STYLES if kind != "mlp" else STYLES[:1]
+    styles = _styles(kind)
     measures = {"shardc": lambda: b.profile_once(exe, ranks, repeats),
                 "gemm": lambda: b.peer_sample([b.peer("bench-blas-gemm"), "f32",
                                                str(c["gemm_n"]), str(ranks),
