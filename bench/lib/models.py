@@ -12,7 +12,7 @@ import shutil
 import sys
 
 from . import auto_programs, programs
-from .measure import BenchError, Sample, run
+from .measure import BenchError, Profile, Sample, run
 from .workloads import Result, in_rounds, median_profile
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers",
@@ -68,32 +68,46 @@ def _model_source(kind, c):
             flops + 4.0 * b * s * m * c["hidden"])
 
 
-def _param_types(source):
-    """(name, type) of each parameter of @main, e.g. ("w1", "32x64xf32")."""
+def _param_names(source):
+    """The names of @main's parameters in `source`, in order."""
     head = source[source.index("func @main("):source.index("->")]
-    return re.findall(r"%(\w+): tensor<([0-9x]+xf32)>", head)
+    return re.findall(r"%(\w+):", head)
 
 
-def check_against_torch(b, kind, exe, source, python, c):
+def write_inputs(b, kind, source, python, c):
+    """The model's parameters as a freshly initialized torch.nn model has
+    them, written once by the torch peer (DIR/NAME.npy): both sides compute
+    on them. Returns the executable's --input options and DIR."""
+    d = os.path.join(b.work, f"{kind}.inputs")
+    shutil.rmtree(d, ignore_errors=True)
+    run([python, PEER, kind, "1", "1", "--write-inputs", d] + _sizes(c), 600)
+    inputs = sum((["--input", f"{n}={os.path.join(d, n + '.npy')}"]
+                  for n in _param_names(source)), [])
+    return inputs, d
+
+
+def check_against_torch(b, kind, exe, python, c, inputs, d):
     """Smoke runs: shardc's executable and each style of the torch peer, on
     the same .npy inputs, give the same result."""
-    d = os.path.join(b.work, f"{kind}.torch-check")
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    inputs = []
-    for seed, (name, type_text) in enumerate(_param_types(source), start=100):
-        path = os.path.join(d, name + ".npy")
-        run([b.compare, "--write-random", type_text, str(seed), path], 60)
-        inputs += ["--input", f"{name}={path}"]
-    run([b.mpiexec, "-n", str(c["ranks"]), exe, "--output-dir", os.path.join(d, "shardc")]
+    out = os.path.join(b.work, f"{kind}.torch-check")
+    shutil.rmtree(out, ignore_errors=True)  # an earlier run's results must not pass
+    os.makedirs(out)
+    run([b.mpiexec, "-n", str(c["ranks"]), exe, "--output-dir", os.path.join(out, "shardc")]
         + inputs, 300)
     for style in _styles(kind):
-        out = os.path.join(d, f"torch-{style}.npy")
-        run([python, PEER, kind, "1", "1", "--style", style, "--inputs", d, "--output", out]
+        result = os.path.join(out, f"torch-{style}.npy")
+        run([python, PEER, kind, "1", "1", "--style", style, "--inputs", d, "--output", result]
             + _sizes(c), 300)
-        run([b.compare, os.path.join(d, "shardc", "result0.npy"), out,
+        run([b.compare, os.path.join(out, "shardc", "result0.npy"), result,
              "--rtol", "1e-4", "--atol", "1e-4"], 60)
     b.log(f"{kind}: shardc and PyTorch agree on the same inputs")
+
+
+def _profile(b, exe, ranks, repeats, inputs):
+    """The executable's --profile on `inputs` (--input options; random
+    values when there are none)."""
+    return Profile(run([b.mpiexec, "-n", str(ranks), exe] + (inputs or ["--random-inputs", "1"])
+                       + ["--repeat", str(repeats), "--profile"], timeout=1200))
 
 
 def _case(kind, c):
@@ -118,21 +132,22 @@ def model_workload(b, kind, label):
         raise BenchError(MISSING)
     source, flops = _model_source(kind, c)
     exe = b.build(kind, source)
+    inputs, d = write_inputs(b, kind, source, python, c) if python else ([], None)
     if b.smoke:
         b.check(exe, ranks, kind)
         if python is None:
             b.log(f"{kind}: {MISSING}; smoke run without the PyTorch peer")
         else:
-            check_against_torch(b, kind, exe, source, python, c)
+            check_against_torch(b, kind, exe, python, c, inputs, d)
     styles = _styles(kind)
-    measures = {"shardc": lambda: b.profile_once(exe, ranks, repeats),
+    measures = {"shardc": lambda: _profile(b, exe, ranks, repeats, inputs),
                 "gemm": lambda: b.peer_sample([b.peer("bench-blas-gemm"), "f32",
                                                str(c["gemm_n"]), str(ranks),
                                                str(repeats)]).times}
     if python is not None:
         for style in styles:
             measures[style] = (lambda style=style: b.peer_sample(
-                [python, PEER, kind, str(ranks), str(repeats), "--style", style]
+                [python, PEER, kind, str(ranks), str(repeats), "--style", style, "--inputs", d]
                 + _sizes(c)).times)
     if kind == "mlp":
         measures["blas"] = lambda: b.peer_sample(

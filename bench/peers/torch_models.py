@@ -3,10 +3,19 @@
 block and the transformer layer of bench/lib (the same shapes, the same ops,
 float32), forward only, in one process on THREADS threads.
 
-  torch_models.py MODEL THREADS REPEATS [--batch N ...]   one "time S" per run
+  torch_models.py MODEL THREADS REPEATS [--batch N ...] [--inputs DIR]
+      one "time S" per run, on the parameters DIR/NAME.npy (or made here)
+  torch_models.py MODEL 1 1 [sizes] --write-inputs DIR
+      the parameters, initialized as torch.nn initializes them, as DIR/NAME.npy
   torch_models.py MODEL 1 1 [sizes] --inputs DIR --output FILE.npy
-      one run on the parameters DIR/NAME.npy, its result written to FILE.npy
+      one run, its result written to FILE.npy
   torch_models.py --version                               torch's version
+
+The parameters are those of a freshly initialized model: weights uniform in
++-1/sqrt(fan_in) (nn.Linear's default), layer-norm gains and biases near 1
+and 0, activations uniform in [-1, 1). With weights of unit scale instead,
+the attention scores reach the hundreds, softmax's exp underflows into
+denormals, and the timings measure the CPU's denormal slow path instead.
 
 Each model can be written the way a PyTorch user writes it by hand
 (`--style functional`: addmm, matmul, softmax, layer_norm) or with torch.nn's
@@ -32,14 +41,15 @@ def parse():
     p.add_argument("--warmup", type=int, default=2, help="untimed runs first")
     p.add_argument("--inputs", help="a directory of NAME.npy, one per parameter")
     p.add_argument("--output", help="where --inputs' result goes (.npy)")
+    p.add_argument("--write-inputs", help="a directory to write the parameters to")
     args = p.parse_args()
     if not args.version:
         if args.model is None or args.threads is None or args.repeats is None:
             p.error("MODEL THREADS REPEATS are required")
         if args.threads <= 0 or args.repeats <= 0:
             p.error("THREADS and REPEATS must be positive")
-        if (args.inputs is None) != (args.output is None):
-            p.error("--inputs and --output go together")
+        if args.output is not None and args.inputs is None:
+            p.error("--output needs --inputs")
     return args
 
 
@@ -170,10 +180,29 @@ def forward(a, p):
     return lambda: fn(p["x"])
 
 
-def random_params(a):
-    """Values in [-1, 1), made once; the shardc program gets its own."""
+def fan_in(a, name):
+    """The inputs per output of the layer that parameter `name` belongs to."""
+    m = a.model_dim if a.model == "mlp" else a.heads * a.head_dim
+    return a.hidden if name == "w2" or (a.model == "mlp" and name == "b2") else m
+
+
+def initial_params(a):
+    """A freshly initialized model's parameters (see the top of the file),
+    from a fixed seed."""
     gen = torch.Generator().manual_seed(1)
-    return {n: torch.rand(s, generator=gen) * 2 - 1 for n, s in shapes(a).items()}
+    out = {}
+    for name, shape in shapes(a).items():
+        if name == "x":
+            low, high = -1.0, 1.0
+        elif name in ("g1", "g2"):
+            low, high = 0.5, 1.5  # not exactly 1, so that a gain read as a bias shows
+        elif a.model != "mlp" and name in ("b1", "b2"):
+            low, high = -0.5, 0.5
+        else:
+            high = fan_in(a, name) ** -0.5
+            low = -high
+        out[name] = torch.rand(shape, generator=gen) * (high - low) + low
+    return out
 
 
 def loaded_params(a, directory):
@@ -201,7 +230,13 @@ def main():
         sys.exit(f"{sys.argv[0]}: {a.model} needs --" + ", --".join(
             m.replace("_", "-") for m in (missing or ["hidden"])))
     with torch.inference_mode():
-        params = loaded_params(a, a.inputs) if a.inputs else random_params(a)
+        params = loaded_params(a, a.inputs) if a.inputs else initial_params(a)
+        if a.write_inputs:
+            import numpy
+            os.makedirs(a.write_inputs, exist_ok=True)
+            for name, value in params.items():
+                numpy.save(os.path.join(a.write_inputs, name + ".npy"), value.numpy())
+            return 0
         run = forward(a, params)
         if a.output:
             import numpy
