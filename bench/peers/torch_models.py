@@ -65,12 +65,10 @@ except ImportError:
     sys.exit(f"{sys.argv[0]}: PyTorch is not installed for {sys.executable} "
              "(Debian: apt-get install python3-torch)")
 
-# The parameters of each model, in the order of the shardc program's @main.
-PARAMS = {
-    "mlp": ["x", "w1", "b1", "w2", "b2"],
-    "attention": ["x", "wq", "wk", "wv", "wo"],
-    "transformer": ["x", "g1", "b1", "wq", "wk", "wv", "wo", "g2", "b2", "w1", "w2"],
-}
+# The size options each model needs.
+SIZES = {"mlp": ("batch", "model_dim", "hidden"),
+         "attention": ("batch", "seq", "heads", "head_dim"),
+         "transformer": ("batch", "seq", "heads", "head_dim", "hidden")}
 
 
 def shapes(a):
@@ -206,10 +204,14 @@ def initial_params(a):
 
 
 def loaded_params(a, directory):
+    """The parameters from DIRECTORY/NAME.npy, each checked against its shape."""
     import numpy
     out = {}
     for name, shape in shapes(a).items():
-        value = numpy.load(os.path.join(directory, name + ".npy"))
+        try:
+            value = numpy.load(os.path.join(directory, name + ".npy"))
+        except (OSError, ValueError) as e:
+            sys.exit(f"{sys.argv[0]}: cannot read {name}.npy: {e}")
         if tuple(value.shape) != shape or value.dtype != numpy.float32:
             sys.exit(f"{sys.argv[0]}: {name}.npy is {value.dtype} {value.shape}, "
                      f"expected float32 {shape}")
@@ -223,12 +225,10 @@ def main():
         print(torch.__version__)
         return 0
     torch.set_num_threads(a.threads)
-    missing = [s for s in ("batch", "model_dim", "hidden") if a.model == "mlp" and not
-               getattr(a, s)] + [s for s in ("batch", "seq", "heads", "head_dim") if
-                                 a.model != "mlp" and not getattr(a, s)]
-    if missing or (a.model == "transformer" and not a.hidden):
-        sys.exit(f"{sys.argv[0]}: {a.model} needs --" + ", --".join(
-            m.replace("_", "-") for m in (missing or ["hidden"])))
+    missing = [s for s in SIZES[a.model] if getattr(a, s) <= 0]
+    if missing:
+        sys.exit(f"{sys.argv[0]}: {a.model} needs a positive --"
+                 + ", --".join(m.replace("_", "-") for m in missing))
     with torch.inference_mode():
         params = loaded_params(a, a.inputs) if a.inputs else initial_params(a)
         if a.write_inputs:
