@@ -19,7 +19,8 @@ PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers",
                     "torch_models.py")
 MISSING = ("PyTorch is not installed: the model workloads' peer needs Debian's "
            "python3-torch (apt-get install python3-torch; bench/run installs it "
-           "through scripts/setup.sh --bench unless given --no-build)")
+           "through scripts/setup.sh --bench unless given --no-build), or "
+           "$SHARDC_BENCH_TORCH_PYTHON naming a Python that imports torch")
 STYLES = ("functional", "modules")
 
 
@@ -29,9 +30,11 @@ def _styles(kind):
 
 
 def torch_python():
-    """A Python that imports torch, or None. Debian's python3-torch is
-    /usr/bin/python3's; bench/run may run under another (a virtualenv, pyenv)."""
-    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+    """A Python that imports torch, or None: $SHARDC_BENCH_TORCH_PYTHON if
+    set, else bench/run's own or /usr/bin/python3 (Debian's python3-torch is
+    that one's; bench/run may run under another, a virtualenv or pyenv)."""
+    chosen = os.environ.get("SHARDC_BENCH_TORCH_PYTHON")
+    for python in [chosen] if chosen else dict.fromkeys([sys.executable, "/usr/bin/python3"]):
         try:
             run([python, PEER, "--version"], 120)
             return python
