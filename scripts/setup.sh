@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs every Debian package shardc needs. Idempotent: when everything is
 # already installed it only runs dpkg-query and returns in well under a second.
+#   scripts/setup.sh           what the build and the tests need
+#   scripts/setup.sh --bench   and the benchmarks' peers that the tests do not
+#                              need (bench/run passes it): PyTorch, some 100s of MB
 set -euo pipefail
 
 packages=(
@@ -11,6 +14,11 @@ packages=(
   coinor-libcbc-dev pkg-config
   neovim
 )
+case "${1:-}" in
+  "") ;;
+  --bench) packages+=(python3-torch) ;;
+  *) echo "usage: scripts/setup.sh [--bench]" >&2; exit 2 ;;
+esac
 # npm installs the VS Code grammar tester (editors/vscode); a node from
 # elsewhere (e.g. NodeSource, which bundles npm) is used as it is.
 if ! command -v npm >/dev/null; then

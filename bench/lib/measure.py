@@ -151,16 +151,14 @@ def run_stderr(cmd, timeout, env=None):
     return done.stderr
 
 
-def first_line(cmd):
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-        return (out.stdout or out.stderr).strip().splitlines()[0]
-    except (OSError, subprocess.TimeoutExpired, IndexError):
-        return "unknown"
-
-
 def package_version(name):
-    return first_line(["dpkg-query", "-W", "-f=${Version}", name])
+    """The installed version of Debian package `name`, or "not installed"."""
+    done = subprocess.run(["dpkg-query", "-W", "-f=${Status} ${Version}", name],
+                          capture_output=True, text=True)
+    words = done.stdout.split()
+    if done.returncode != 0 or words[:3] != ["install", "ok", "installed"] or len(words) < 4:
+        return "not installed"
+    return words[3]
 
 
 def machine():
@@ -186,5 +184,6 @@ def machine():
         f"Load average at start: {os.getloadavg()[0]:.2f}",
         f"OpenBLAS {package_version('libopenblas0-pthread')}, "
         f"ScaLAPACK {package_version('libscalapack-mpich2.2')}, "
-        f"MPICH {package_version('mpich')}, LLVM {package_version('llvm-14')}",
+        f"MPICH {package_version('mpich')}, LLVM {package_version('llvm-14')}, "
+        f"PyTorch {package_version('python3-torch')}",
     ]
