@@ -155,3 +155,30 @@ def weight_bytes(source):
                 n *= int(d)
             total += 4 * n
     return total
+
+
+def parameters(source):
+    """(name, shape) of every f32 parameter of @main in `source`."""
+    head = source[source.index("func @main("):source.index("->")]
+    return [(name, [int(d) for d in shape.split("x")])
+            for name, shape in re.findall(r"%(\w+): tensor<([0-9x]+)xf32>", head)]
+
+
+def init_range(name, shape):
+    """(low, high) of a parameter as a freshly initialized model has it: the
+    activations %x in [-1, 1), weights in +-1/sqrt(fan_in) as torch.nn.Linear
+    (fan_in: the dims a weight contracts, every dim but the last for %wo, the
+    first for the others), layer-norm gains in [0.5, 1.5), biases in +-0.5.
+    Unit-scale weights make attention scores reach the hundreds, and softmax's
+    exp then underflows into denormals, a slow path no trained model takes."""
+    if name.startswith("w"):
+        fan_in = 1
+        for d in (shape[:-1] if name == "wo" else shape[:1]):
+            fan_in *= d
+        bound = fan_in ** -0.5
+        return -bound, bound
+    if name.startswith("g"):
+        return 0.5, 1.5
+    if name.startswith("b"):
+        return -0.5, 0.5
+    return -1.0, 1.0

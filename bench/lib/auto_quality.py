@@ -9,8 +9,8 @@ the measured one (Spearman's rank correlation)."""
 import os
 import re
 
-from . import auto_programs
-from .measure import BenchError, run
+from . import auto_programs, npy
+from .measure import BenchError, Profile, run
 from .workloads import Result, in_rounds, median_profile
 
 _ESTIMATE = re.compile(r"^  estimated time ([0-9.]+) us", re.M)
@@ -77,6 +77,26 @@ def _estimate(b, shd, model, auto=False):
     return float(match.group(1)) * 1e-6
 
 
+def _inputs(b, index, source):
+    """--input options for the parameters of `source`, as a freshly
+    initialized model has them (auto_programs.init_range), written once per
+    case: every plan runs on the same values."""
+    d = os.path.join(b.work, f"auto_q{index}.inputs")
+    os.makedirs(d, exist_ok=True)
+    options = []
+    for seed, (name, shape) in enumerate(auto_programs.parameters(source)):
+        path = os.path.join(d, name + ".npy")
+        low, high = auto_programs.init_range(name, shape)
+        npy.write_uniform(path, shape, low, high, seed)
+        options += ["--input", f"{name}={path}"]
+    return options
+
+
+def _profile(b, exe, ranks, repeats, inputs):
+    return Profile(run([b.mpiexec, "-n", str(ranks), exe] + inputs
+                       + ["--repeat", str(repeats), "--profile"], timeout=1200))
+
+
 def _peak(profile):
     """The largest measured peak of allocated bytes over the ranks."""
     match = _PEAK.search(profile.text)
@@ -131,8 +151,9 @@ def _one_case(b, c, index, label, mesh, ranks, axes, program):
     exes["auto, budget"] = b.build(budget_name, source, budget_flags)
     if b.smoke:
         b.check(exes["auto, budget"], ranks, budget_name)
-    got = in_rounds(c["rounds"], {name: (lambda exe=exe: b.profile_once(exe, ranks,
-                                                                       c["repeats"]))
+    inputs = _inputs(b, index, source)
+    got = in_rounds(c["rounds"], {name: (lambda exe=exe: _profile(b, exe, ranks, c["repeats"],
+                                                                  inputs))
                                   for name, exe in exes.items()})
     prof = {name: median_profile(profiles) for name, profiles in got.items()}
     peak = {name: max(_peak(p) for p in profiles) for name, profiles in got.items()}
