@@ -29,7 +29,7 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
-#include "passes/partition/PartitionInternal.h"
+#include "passes/partition/Partition.h"
 
 #include <algorithm>
 #include <functional>

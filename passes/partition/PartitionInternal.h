@@ -3,6 +3,7 @@
 // that emit ops and collectives.
 #pragma once
 
+#include "passes/partition/Partition.h"
 #include "passes/partition/PartitionReport.h"
 #include "passes/reshard/ReshardPlanner.h"
 #include "passes/rules/ShardingRules.h"
@@ -118,16 +119,9 @@ void partitionControlFlow(Body &body, const Op &op);
 /// A user manual_computation inside a body over all axes (partition_manual.cpp).
 void partitionManual(Body &body, const Op &op);
 
-// ---- factor assignment (export_assignment.cpp) ------------------------------------
-/// For each factor of `rule`, the mesh axes that shard it, chosen from the
-/// operands' current layouts first, then the results' shardings; an axis is
-/// used once. Permutation factors, and factors of a reshape that are not on
-/// both sides or whose size the axes don't divide, stay unsharded.
-std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
-                                                const std::vector<const Sharding *> &operands,
-                                                const std::vector<const Sharding *> &results,
-                                                const Mesh &mesh);
-/// The sharding of a tensor whose dims map to `factors`: each dim's axes are
+// ---- factor assignment (partition_assignment.cpp) ----------------------------------
+// assignFactors is declared in Partition.h (auto-sharding prices with it).
+
 /// Whether two shardings lay a tensor out identically (replicated lists and
 /// open/closed ignored).
 bool sameLayout(const Sharding &a, const Sharding &b);
