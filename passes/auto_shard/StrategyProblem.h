@@ -65,6 +65,9 @@ enum class SolveStatus {
   Optimal,
   /// Stopped at the time limit with a plan (see gap).
   TimeLimit,
+  /// A plan within the budget from the memory-priced search, CBC skipped
+  /// (its model too large for the time left; see gap and `how`).
+  NotProven,
   /// No plan meets the memory budget (see smallestPeak).
   Infeasible,
   /// The solver found no plan in time.
@@ -82,6 +85,10 @@ struct StrategySolution {
   double bound = 0;
   /// (objective - bound) / max(|objective|, tiny); 0 when optimal.
   double gap = 0;
+  /// Whether bound and gap are known (a solver stopped before any bound).
+  bool boundKnown = true;
+  /// How the plan was found, when not by CBC alone (for the report).
+  std::string how;
   double seconds = 0;
   /// Model size after merging followers (both solves when infeasible).
   int variables = 0;
@@ -89,6 +96,9 @@ struct StrategySolution {
   PresolveStats presolve;
   /// Infeasible: the smallest peak bytes per device any plan reaches.
   double smallestPeak = 0;
+  /// Whether smallestPeak is only a lower bound (the model was too large to
+  /// find the smallest peak in time).
+  bool smallestPeakIsBound = false;
 };
 
 /// Solves `problem` with CBC: deterministic (one thread, fixed seeds).
