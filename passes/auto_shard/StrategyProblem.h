@@ -110,6 +110,8 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem);
 double objectiveOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// The peak over steps of the bytes live under `choice` (the M_t rows).
 double peakMemoryOf(const StrategyProblem &problem, const std::vector<int> &choice);
+/// The bytes live at each step under `choice` (numSteps entries, at least 1).
+std::vector<double> liveBytesOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// Whether `choice` keeps every follower on its leader's strategy.
 bool followsLeaders(const StrategyProblem &problem, const std::vector<int> &choice);
 

@@ -1,10 +1,13 @@
 // Plans within a memory budget found by Lagrangian relaxation: the budget
-// rows M_t <= B at the steps over the budget are priced into the costs
-// (multiplier lambda / |O| on each step t of O), and the problem without a
-// budget, which the presolve mostly eliminates, is solved exactly. Every
-// priced optimum minus lambda * B is a lower bound on the budgeted optimum;
-// the smallest lambda whose plan fits is searched on a log scale, then by
-// bisection. A fixed sequence of solves: deterministic unless time runs out.
+// rows M_t <= B are priced into the costs with multipliers mu_t >= 0 (a
+// value pays the multipliers of the steps it is live at, per byte), and the
+// problem without a budget, which the presolve mostly eliminates, is solved
+// exactly. Every priced optimum minus B * sum(mu) is a lower bound on the
+// budgeted optimum. First one multiplier spread over the steps over the
+// budget, the smallest that fits searched on a log scale and by bisection;
+// then subgradient steps on each step's multiplier tighten the bound and
+// try more plans. A fixed sequence of solves: deterministic unless time
+// runs out.
 #include "passes/auto_shard/Presolve.h"
 
 #include <algorithm>
@@ -15,18 +18,7 @@
 namespace shardc::autoshard {
 namespace {
 
-/// Bytes live at each step under `choice` (peakMemoryOf's profile).
-std::vector<double> liveProfile(const StrategyProblem &problem, const std::vector<int> &choice) {
-  std::vector<double> live(std::max(problem.numSteps, 1), 0.0);
-  for (size_t n = 0; n < problem.nodes.size(); ++n) {
-    const ProblemNode &node = problem.nodes[n];
-    if (node.memory.empty())
-      continue;
-    for (int t = std::max(node.liveStart, 0); t <= node.liveEnd && t < problem.numSteps; ++t)
-      live[t] += node.memory[choice[n]];
-  }
-  return live;
-}
+constexpr int kSubgradientSteps = 20;
 
 } // namespace
 
@@ -40,11 +32,46 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
   };
   MemoryPricedResult out;
   const int steps = std::max(problem.numSteps, 1);
-  // The steps priced: those over the budget in some plan seen so far.
+  // Solves the problem with multipliers `mu` (per step); records its bound
+  // (in `dual` too) and keeps its plan when it fits; returns its live bytes
+  // per step (empty without a plan).
+  double dual = 0;
+  auto solve = [&](const std::vector<double> &mu) {
+    std::vector<double> prefix(steps + 1, 0.0);
+    for (int t = 0; t < steps; ++t)
+      prefix[t + 1] = prefix[t] + mu[t];
+    StrategyProblem priced = problem;
+    priced.memoryBudget.reset();
+    for (ProblemNode &node : priced.nodes) {
+      int from = std::clamp(node.liveStart, 0, steps), to = std::clamp(node.liveEnd + 1, 0, steps);
+      double price = to > from ? prefix[to] - prefix[from] : 0.0;
+      for (size_t p = 0; p < node.memory.size(); ++p)
+        node.cost[p] += price * node.memory[p];
+    }
+    priced.timeLimitSeconds = std::max(0.01, left());
+    StrategySolution s = solveStrategyProblem(priced);
+    ++out.solves;
+    dual = s.status == SolveStatus::Optimal ? s.objective - budget * prefix[steps]
+                                            : -std::numeric_limits<double>::infinity();
+    out.bound = std::max(out.bound, dual);
+    if (s.choice.empty())
+      return std::vector<double>();
+    std::vector<double> live = liveBytesOf(problem, s.choice);
+    if (*std::max_element(live.begin(), live.end()) <= budget) {
+      double objective = objectiveOf(problem, s.choice);
+      if (out.plan.empty() || objective < out.objective) {
+        out.objective = objective;
+        out.plan = std::move(s.choice);
+      }
+    }
+    return live;
+  };
+
+  // The steps priced: those over the budget in some plan seen so far; one
+  // multiplier lambda spread evenly over them.
   std::vector<bool> over(steps, false);
   int overCount = 0;
-  auto addOver = [&](const std::vector<int> &choice) {
-    std::vector<double> live = liveProfile(problem, choice);
+  auto addOver = [&](const std::vector<double> &live) {
     bool added = false;
     for (int t = 0; t < steps; ++t)
       if (live[t] > budget && !over[t]) {
@@ -54,84 +81,78 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
       }
     return added;
   };
-  // Each node's share of the multiplier: the fraction of priced steps it is
-  // live at (its memory enters those rows).
-  std::vector<double> share(problem.nodes.size(), 0.0);
-  auto computeShares = [&] {
-    std::vector<int> prefix(steps + 1, 0);
+  auto spread = [&](double lambda) {
+    std::vector<double> mu(steps, 0.0);
     for (int t = 0; t < steps; ++t)
-      prefix[t + 1] = prefix[t] + (over[t] ? 1 : 0);
-    for (size_t n = 0; n < problem.nodes.size(); ++n) {
-      const ProblemNode &node = problem.nodes[n];
-      int from = std::clamp(node.liveStart, 0, steps), to = std::clamp(node.liveEnd + 1, 0, steps);
-      share[n] = to > from ? double(prefix[to] - prefix[from]) / overCount : 0.0;
-    }
+      if (over[t])
+        mu[t] = lambda / overCount;
+    return mu;
   };
-  // Solves the problem priced by `lambda`; records its bound and returns
-  // whether its plan fits (then `plan` is it).
-  std::vector<int> lastOver; // the plan of the last lambda that did not fit
-  auto fits = [&](double lambda, std::vector<int> &plan) {
-    StrategyProblem priced = problem;
-    priced.memoryBudget.reset();
-    for (size_t n = 0; n < priced.nodes.size(); ++n)
-      for (size_t p = 0; p < priced.nodes[n].memory.size(); ++p)
-        priced.nodes[n].cost[p] += lambda * share[n] * priced.nodes[n].memory[p];
-    priced.timeLimitSeconds = std::max(0.01, left());
-    StrategySolution s = solveStrategyProblem(priced);
-    ++out.solves;
-    if (s.status == SolveStatus::Optimal)
-      out.bound = std::max(out.bound, s.objective - lambda * budget);
-    if (s.choice.empty())
-      return false;
-    if (peakMemoryOf(problem, s.choice) > budget) {
-      lastOver = std::move(s.choice);
-      return false;
-    }
-    plan = std::move(s.choice);
-    return true;
+  auto fits = [&](const std::vector<double> &live) {
+    return !live.empty() && *std::max_element(live.begin(), live.end()) <= budget;
   };
-  auto keep = [&](std::vector<int> &plan) {
-    double objective = objectiveOf(problem, plan);
-    if (out.plan.empty() || objective < out.objective) {
-      out.objective = objective;
-      out.plan = std::move(plan);
-    }
-  };
-  addOver(unbudgeted);
-  // A plan over the budget at steps not yet priced adds them (the shares
-  // change, so the search starts again); a few rounds at most.
+  addOver(liveBytesOf(problem, unbudgeted));
+  double found = 0; // the smallest lambda found to fit
+  // A plan over the budget at steps not yet priced adds them (the spread
+  // changes, so the search starts again); a few rounds at most.
   for (int round = 0; round < 4 && overCount > 0 && left() > 0; ++round) {
-    computeShares();
     // Costs are seconds and memory bytes: 1e-15 s per byte is a nanosecond
     // per megabyte (memory barely counts), 1e-3 s per byte makes it dominate.
-    std::vector<int> plan;
     double low = 0, high = 0;
-    lastOver.clear();
+    std::vector<double> lastOver;
     for (double lambda = 1e-15; lambda <= 1e-3 && left() > 0; lambda *= 16) {
-      if (fits(lambda, plan)) {
+      std::vector<double> live = solve(spread(lambda));
+      if (fits(live)) {
         high = lambda;
         break;
       }
       low = lambda;
+      lastOver = std::move(live);
     }
     if (high == 0) {
       if (lastOver.empty() || !addOver(lastOver))
         break; // pricing these steps more cannot help
       continue;
     }
-    keep(plan);
     // Bisect (geometrically) between the last lambda over the budget and the
     // first within it: a smaller price keeps more of the time-optimal plan.
     for (int step = 0; step < 6 && low > 0 && left() > 0; ++step) {
       double mid = std::sqrt(low * high);
-      if (fits(mid, plan)) {
-        high = mid;
-        keep(plan);
-      } else {
-        low = mid;
+      (fits(solve(spread(mid))) ? high : low) = mid;
+    }
+    found = high;
+    break;
+  }
+
+  // Subgradient ascent on the multipliers from the bisection's, with
+  // Polyak's step toward the best plan's objective: each step raises the
+  // multipliers of the steps over the budget and lowers the others.
+  if (found > 0) {
+    std::vector<double> mu = spread(found);
+    double theta = 1, best = out.bound;
+    int stale = 0;
+    for (int k = 0; k < kSubgradientSteps && left() > 0; ++k) {
+      std::vector<double> live = solve(mu);
+      if (live.empty() || !std::isfinite(dual) ||
+          out.objective - out.bound <= 1e-9 * std::abs(out.objective))
+        break;
+      double norm = 0;
+      for (int t = 0; t < steps; ++t)
+        if (mu[t] > 0 || live[t] > budget)
+          norm += (live[t] - budget) * (live[t] - budget);
+      if (norm == 0)
+        break; // no multiplier can move
+      double step = theta * (out.objective - dual) / norm;
+      for (int t = 0; t < steps; ++t)
+        mu[t] = std::max(0.0, mu[t] + step * (live[t] - budget));
+      if (out.bound > best) {
+        best = out.bound;
+        stale = 0;
+      } else if (++stale >= 3) {
+        theta /= 2;
+        stale = 0;
       }
     }
-    break;
   }
   out.stoppedByTime = left() <= 0;
   return out;
