@@ -118,7 +118,7 @@ TEST_CASE("auto-shard ILP: a budgeted model too large for the time limit gets th
   CHECK(s.objective == Approx(objectiveOf(p, s.choice)).margin(1e-12));
   REQUIRE(s.boundKnown);
   CHECK(s.bound <= s.objective);
-  CHECK(s.gap < 0.005); // the subgradient steps tighten the bound (1.2% without)
+  CHECK(s.gap < 0.005);             // the subgradient steps tighten the bound (1.2% without)
   CHECK(s.bound >= free.objective); // at least the unbudgeted optimum
   CHECK(s.gap == Approx((s.objective - s.bound) / s.objective));
   CHECK(s.variables > 200000); // the model's size is still reported
