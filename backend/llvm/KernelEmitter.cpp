@@ -194,7 +194,9 @@ void KernelEmitter::lowerManual(const Op &op) {
   lowerBlock(*op.body, /*topLevel=*/false);
   k_->setCurrentMesh(outer);
   builder_.CreateBr(after);
-  builder_.SetInsertPoint(after);
+  // Buffer pointers loaded in the body do not dominate what follows (ranks
+  // off the mesh skip it): load them again there.
+  startBlock(after);
 }
 
 void KernelEmitter::lowerRedistribute(const Op &op) {

@@ -43,15 +43,34 @@ def spearman(xs, ys):
     return cov / (vx * vy) ** 0.5 if vx and vy else float("nan")
 
 
-def _estimate(b, shd, flags=()):
+_MODELS = {}
+
+
+def _cost_model(b, mesh, ranks):
+    """The cost model file of `mesh`, measured once per run by shardc-calibrate
+    on `ranks` ranks (--quick in smoke runs)."""
+    key = tuple(mesh)
+    if key not in _MODELS:
+        text = "<[" + ", ".join(f'"{a}"={n}' for a, n in mesh) + "]>"
+        path = os.path.join(b.work, "model_" + "x".join(str(n) for _, n in mesh) + ".json")
+        calibrate = os.path.join(os.path.dirname(os.path.dirname(b.shardc)),
+                                 "shardc-calibrate", "shardc-calibrate")
+        run([b.mpiexec, "-n", str(ranks), calibrate, "--mesh", text, "-o", path]
+            + (["--quick"] if b.smoke else []), 600)
+        _MODELS[key] = path
+    return _MODELS[key]
+
+
+def _estimate(b, shd, model, auto=False):
     """The cost model's estimated time of `shd` (seconds). A hand plan is
     first closed by propagation (--emit=sharded), so that the solver, which
     keeps written shardings, prices exactly the plan that is run."""
-    if not flags:
+    if not auto:
         sharded = shd[:-4] + ".sharded.shd"
         run([b.shardc, shd, "--emit=sharded", "-o", sharded], 600)
         shd = sharded
-    report = run([b.shardc, shd, "--auto-shard", "--report=auto-sharding"] + list(flags), 600)
+    report = run([b.shardc, shd, "--auto-shard", "--report=auto-sharding",
+                  "--cost-model", model], 600)
     match = _ESTIMATE.search(report)
     if not match:
         raise BenchError(f"no estimated time in the report of {shd}:\n{report[-500:]}")
@@ -90,24 +109,25 @@ def _cases(c):
     return out
 
 
-def _one_case(b, c, index, label, ranks, axes, program):
+def _one_case(b, c, index, label, mesh, ranks, axes, program):
     """Builds, estimates and times every plan of one case; returns Results
     and (estimated, measured) pairs of its plans."""
     plans = auto_programs.hand_plans(axes)
     auto = auto_programs.Plan("auto", auto=True)
     source = program(auto)
     budget = auto_programs.weight_bytes(source)
+    model = _cost_model(b, mesh, ranks)
     exes, estimates = {}, {}
     for plan in plans + [auto]:
         name = f"auto_q{index}_{plan.name.replace(' ', '_').replace('+', 'and')}"
-        flags = ["--auto-shard"] if plan.auto else []
+        flags = ["--auto-shard", "--cost-model", model] if plan.auto else []
         exes[plan.name] = b.build(name, program(plan), flags)
         shd = os.path.join(b.work, name + ".shd")
-        estimates[plan.name] = _estimate(b, shd, flags)
+        estimates[plan.name] = _estimate(b, shd, model, plan.auto)
         if b.smoke:
             b.check(exes[plan.name], ranks, name)
     budget_name = f"auto_q{index}_budget"
-    budget_flags = ["--auto-shard", f"--memory-budget={budget}"]
+    budget_flags = ["--auto-shard", "--cost-model", model, f"--memory-budget={budget}"]
     exes["auto, budget"] = b.build(budget_name, source, budget_flags)
     if b.smoke:
         b.check(exes["auto, budget"], ranks, budget_name)
@@ -124,7 +144,7 @@ def _one_case(b, c, index, label, ranks, axes, program):
     rho = spearman([estimates[n] for n in names], [t[n] for n in names])
     table = "; ".join(f"{n} {t[n] * 1e3:.2f} ms (est. {estimates[n] * 1e3:.2f} ms, peak "
                       f"{peak[n] / 1024:.0f} KiB)" for n in names)
-    results = [Result("auto-shard quality", label, f"auto plan: {ms('auto')}",
+    results = [Result("auto-shard quality", label, f"auto plan (calibrated): {ms('auto')}",
                       f"best hand plan ({best}): {ms(best)}", t["auto"] / t[best], 1.05,
                       at_least=False, note=f"Spearman {rho:.2f} (estimated vs measured, "
                       f"{len(names)} plans); {table}", profile=prof["auto"])]
@@ -136,7 +156,8 @@ def _one_case(b, c, index, label, ranks, axes, program):
         over = "" if peak["auto, budget"] <= budget else " (OVER the budget)"
         results.append(Result(
             "auto-shard quality", f"{label}, --memory-budget={budget} (the weights' bytes)",
-            f"auto plan: {ms('auto, budget')}, peak {peak['auto, budget'] / 1024:.0f} KiB{over}",
+            f"auto plan (calibrated): {ms('auto, budget')}, "
+            f"peak {peak['auto, budget'] / 1024:.0f} KiB{over}",
             f"best hand plan that fits ({best_fit}): {ms(best_fit)}",
             t["auto, budget"] / t[best_fit] if not over else float("inf"), 1.05,
             at_least=False, note="hand plans within the budget: " + ", ".join(fits),
@@ -152,7 +173,7 @@ def quality(b):
     c = b.config["auto-quality"]
     results, rhos = [], []
     for index, (label, mesh, ranks, axes, program) in enumerate(_cases(c)):
-        got, pairs = _one_case(b, c, index, label, ranks, axes, program)
+        got, pairs = _one_case(b, c, index, label, mesh, ranks, axes, program)
         results += got
         rhos.append(spearman([e for e, _ in pairs], [m for _, m in pairs]))
     valid = [r for r in rhos if r == r]

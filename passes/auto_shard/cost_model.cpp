@@ -29,9 +29,42 @@ const json &objectField(const json &object, const char *field, const std::string
   return v;
 }
 
-AxisCost readAxis(const json &object, AxisCost fallback, const std::string &where) {
-  return AxisCost{positive(object, "latency", fallback.latency, where),
-                  positive(object, "bandwidth", fallback.bandwidth, where)};
+const char *const kCollectiveKinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all",
+                                        "collective_permute"};
+
+bool isKind(const std::string &name) {
+  return std::find_if(std::begin(kCollectiveKinds), std::end(kCollectiveKinds),
+                      [&](const char *k) { return name == k; }) != std::end(kCollectiveKinds);
+}
+
+/// An axis object: latency, bandwidth and optional per-kind objects; kinds
+/// not given keep those of `fallback` unless the axis sets its own latency
+/// or bandwidth.
+AxisCost readAxis(const json &object, const AxisCost &fallback, const std::string &where) {
+  AxisCost out(positive(object, "latency", fallback.latency, where),
+               positive(object, "bandwidth", fallback.bandwidth, where));
+  if (!object.contains("latency") && !object.contains("bandwidth"))
+    out.kinds = fallback.kinds;
+  for (const auto &item : object.items()) {
+    const std::string &key = item.key();
+    if (key == "latency" || key == "bandwidth")
+      continue;
+    if (!isKind(key))
+      throw CostModelError(where + " - unknown field: \"" + key + "\"");
+    std::string kindWhere = where + ".\"" + key + "\"";
+    if (!item.value().is_object())
+      throw CostModelError(kindWhere + " - must be an object");
+    out.kinds[key] = CollectiveCost{positive(item.value(), "latency", out.latency, kindWhere),
+                                    positive(item.value(), "bandwidth", out.bandwidth, kindWhere)};
+  }
+  return out;
+}
+
+json axisToJson(const AxisCost &c) {
+  json out = {{"latency", c.latency}, {"bandwidth", c.bandwidth}};
+  for (const auto &[kind, k] : c.kinds)
+    out[kind] = {{"latency", k.latency}, {"bandwidth", k.bandwidth}};
+  return out;
 }
 
 } // namespace
@@ -44,13 +77,19 @@ double CostModel::flopRate(DType dtype) const {
   return it != flops.end() ? it->second : 1e11;
 }
 
-AxisCost CostModel::axisCost(const std::vector<std::string> &axisNames) const {
+CollectiveCost AxisCost::of(const std::string &kind) const {
+  auto it = kinds.find(kind);
+  return it != kinds.end() ? it->second : CollectiveCost{latency, bandwidth};
+}
+
+CollectiveCost CostModel::axisCost(const std::vector<std::string> &axisNames,
+                                   const std::string &kind) const {
   if (axisNames.empty())
-    return collective;
-  AxisCost out{0, 0};
+    return collective.of(kind);
+  CollectiveCost out{0, 0};
   for (const std::string &name : axisNames) {
     auto it = axes.find(name);
-    AxisCost c = it != axes.end() ? it->second : collective;
+    CollectiveCost c = (it != axes.end() ? it->second : collective).of(kind);
     out.latency = std::max(out.latency, c.latency);
     out.bandwidth = out.bandwidth == 0 ? c.bandwidth : std::min(out.bandwidth, c.bandwidth);
   }
@@ -59,12 +98,13 @@ AxisCost CostModel::axisCost(const std::vector<std::string> &axisNames) const {
 
 CostModel defaultCostModel() {
   CostModel model;
-  model.flops = {{DType::F32, 1e11},
-                 {DType::F64, 5e10},
+  model.flops = {{DType::F32, 1.7e11},
+                 {DType::F64, 8e10},
                  {DType::I32, 5e10},
                  {DType::I64, 2.5e10},
                  {DType::I1, 5e10}};
-  model.memoryBandwidth = 2e10;
+  model.memoryBandwidth = 1e10;
+  model.gemmBandwidth = 7.5e9;
   model.collective = AxisCost{5e-5, 3e9};
   return model;
 }
@@ -80,7 +120,8 @@ CostModel parseCostModel(const std::string &text, const std::string &origin) {
     // A plain variable: C++17 lambdas cannot capture structured bindings
     // (clang rejects it).
     const std::string &key = item.key();
-    static const char *const known[] = {"flops", "memory_bandwidth", "collective", "axes"};
+    static const char *const known[] = {"flops", "memory_bandwidth", "gemm_bandwidth", "collective",
+                                        "axes"};
     if (std::find_if(std::begin(known), std::end(known), [&](const char *k) { return key == k; }) ==
         std::end(known))
       throw CostModelError(origin + " - unknown field: \"" + key + "\"");
@@ -95,6 +136,7 @@ CostModel parseCostModel(const std::string &text, const std::string &origin) {
     }
   }
   model.memoryBandwidth = positive(doc, "memory_bandwidth", model.memoryBandwidth, origin);
+  model.gemmBandwidth = positive(doc, "gemm_bandwidth", model.gemmBandwidth, origin);
   if (doc.contains("collective"))
     model.collective = readAxis(objectField(doc, "collective", origin), model.collective,
                                 origin + " \"collective\"");
@@ -122,10 +164,10 @@ std::string costModelToJson(const CostModel &model) {
   for (const auto &[dtype, rate] : model.flops)
     doc["flops"][dtypeName(dtype)] = rate;
   doc["memory_bandwidth"] = model.memoryBandwidth;
-  doc["collective"] = {{"latency", model.collective.latency},
-                       {"bandwidth", model.collective.bandwidth}};
+  doc["gemm_bandwidth"] = model.gemmBandwidth;
+  doc["collective"] = axisToJson(model.collective);
   for (const auto &[name, c] : model.axes)
-    doc["axes"][name] = {{"latency", c.latency}, {"bandwidth", c.bandwidth}};
+    doc["axes"][name] = axisToJson(c);
   return doc.dump(2) + "\n";
 }
 

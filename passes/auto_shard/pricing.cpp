@@ -1,7 +1,8 @@
-// Pricing for auto-sharding: compute time of a strategy (flops or bytes per
-// device against the cost model's rates, whichever is slower), its own
-// reduction, its memory, and the alpha-beta time of the reshard planner's
-// plans, so that the solver and the partitioner price the same collectives.
+// Pricing for auto-sharding: compute time of a strategy (a contraction's
+// flops plus the bytes it packs, other ops' bytes, per device against the
+// cost model's rates), its own reduction, its memory, and the alpha-beta
+// time of the reshard planner's plans, so that the solver and the
+// partitioner price the same collectives.
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
@@ -68,7 +69,7 @@ double Pricer::time(const ReshardPlan &plan, DType dtype) const {
     std::vector<std::string> names;
     for (const AxisRef &a : step.axes)
       names.push_back(a.name);
-    AxisCost c = model_.axisCost(names);
+    CollectiveCost c = model_.axisCost(names, reshardStepName(step.kind));
     seconds += c.latency + static_cast<double>(step.bytes) / c.bandwidth + tieBreak(step.kind);
   }
   return seconds;
@@ -95,7 +96,7 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
     for (size_t f = 0; rule && f < rule->numFactors(); ++f)
       flops *= static_cast<double>(rule->factorSizes[f]) /
                static_cast<double>(productOf(s.factorAxes[f], mesh));
-    seconds = std::max(seconds, flops / model_.flopRate(type.dtype));
+    seconds = flops / model_.flopRate(type.dtype) + bytes / model_.gemmBandwidth;
   }
   s.compute = seconds;
   s.communication = 0;

@@ -8,7 +8,11 @@
 // 2. Each mesh axis goes to one shardable factor or none; a factor's axes
 //    (mesh order, major first) must divide its size, and a minor factor of
 //    a multi-factor dim is sharded only when the factors before it are
-//    sharded whole.
+//    sharded whole. Where a dim needs it, an axis is also split in two
+//    sub-axes, "x":(1)k and "x":(k)n/k, each going to a factor or none: for
+//    the divisors k of the axis's size n such that a shardable factor's size
+//    is divisible by k or by n/k but not by n (batch 2 on <["x"=4]>: the
+//    batch on "x":(1)2, the other half of "x" free for another factor).
 // 3. Layouts from the rule (shardingFromFactors); sharded reduction factors
 //    make the result partial: reduced by all_reduce into the computed
 //    layout, or by reduce_scatter into a result dim that the axes divide.
@@ -63,6 +67,33 @@ std::vector<bool> shardableFactors(const Op *op, const ShardingRule &rule) {
   return shardable;
 }
 
+/// The sizes k (1 < k < n) at which an axis of size n may be split for the
+/// shardable factors of `rule` (step 2).
+std::vector<int64_t> splitPoints(int64_t n, const ShardingRule &rule,
+                                 const std::vector<bool> &shardable) {
+  std::vector<int64_t> out;
+  for (int64_t k = 2; k < n; ++k) {
+    if (n % k != 0)
+      continue;
+    for (size_t f = 0; f < rule.numFactors(); ++f) {
+      int64_t size = rule.factorSizes[f];
+      if (shardable[f] && size % n != 0 && (size % k == 0 || size % (n / k) == 0)) {
+        out.push_back(k);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/// Where one mesh axis goes: whole to `major` (when `split` is 0), or split
+/// at `split` into a major sub-axis for `major` and a minor one for `minor`;
+/// -1 is no factor.
+struct AxisOwner {
+  int major = -1, minor = -1;
+  int64_t split = 0;
+};
+
 /// Calls `visit` with every assignment of mesh axes to shardable factors.
 void forEachAssignment(
     const ShardingRule &rule, const std::vector<bool> &shardable, const Mesh &mesh,
@@ -71,13 +102,23 @@ void forEachAssignment(
   for (size_t f = 0; f < rule.numFactors(); ++f)
     if (shardable[f])
       candidates.push_back(static_cast<int>(f));
-  std::vector<int> owner(mesh.axes.size(), -1);
+  std::vector<AxisOwner> owner(mesh.axes.size());
   std::function<void(size_t)> recurse = [&](size_t a) {
     if (a == mesh.axes.size()) {
       std::vector<std::vector<AxisRef>> axes(rule.numFactors());
-      for (size_t i = 0; i < owner.size(); ++i)
-        if (owner[i] >= 0)
-          axes[owner[i]].push_back(AxisRef{mesh.axes[i].name, 0, 0, {}});
+      for (size_t i = 0; i < owner.size(); ++i) {
+        const MeshAxis &axis = mesh.axes[i];
+        const AxisOwner &o = owner[i];
+        if (o.split == 0) {
+          if (o.major >= 0)
+            axes[o.major].push_back(AxisRef{axis.name, 0, 0, {}});
+          continue;
+        }
+        if (o.major >= 0)
+          axes[o.major].push_back(AxisRef{axis.name, 1, o.split, {}});
+        if (o.minor >= 0)
+          axes[o.minor].push_back(AxisRef{axis.name, o.split, axis.size / o.split, {}});
+      }
       for (size_t f = 0; f < axes.size(); ++f)
         if (!axes[f].empty() && rule.factorSizes[f] % productOf(axes[f], mesh) != 0)
           return;
@@ -85,13 +126,25 @@ void forEachAssignment(
         visit(axes);
       return;
     }
+    const int64_t n = mesh.axes[a].size;
     for (int f : candidates) {
-      if (mesh.axes[a].size <= 1 && f >= 0)
+      if (n <= 1 && f >= 0)
         continue;
-      owner[a] = f;
+      owner[a] = AxisOwner{f, -1, 0};
       recurse(a + 1);
     }
-    owner[a] = -1;
+    // Split axes: the major half to a factor, the minor half to another
+    // factor or, when the whole axis does not divide the first, to none
+    // (a minor half alone would only repeat that layout on other devices).
+    for (int64_t k : splitPoints(n, rule, shardable))
+      for (int major : candidates)
+        for (int minor : candidates) {
+          if (major < 0 || major == minor || (minor < 0 && rule.factorSizes[major] % n == 0))
+            continue;
+          owner[a] = AxisOwner{major, minor, k};
+          recurse(a + 1);
+        }
+    owner[a] = AxisOwner{};
   };
   recurse(0);
 }

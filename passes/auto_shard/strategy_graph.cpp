@@ -29,6 +29,7 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
+#include "passes/partition/PartitionInternal.h"
 
 #include <algorithm>
 #include <functional>
@@ -118,7 +119,24 @@ private:
     return index;
   }
 
+  /// Whether the value of sharding `s` (none: on the main mesh) is left out
+  /// of the solver: on a mesh without axes (a maximal mesh, one device, or
+  /// the empty mesh) there is nothing to choose and the reshard planner
+  /// prices only same-rank layouts; on a mesh with an explicit axis
+  /// (LANGUAGE.md section 10) shardings are types, computed by the explicit
+  /// rules, and a sharding_constraint there cannot move a value.
+  bool outsideSolver(const std::optional<Sharding> &s) const {
+    const Mesh &mesh = meshFor(s);
+    if (s && mesh.axes.empty())
+      return true;
+    return std::any_of(mesh.axes.begin(), mesh.axes.end(), [](const MeshAxis &a) {
+      return a.type == AxisType::Explicit && a.size > 1;
+    });
+  }
+
   void addParameter(Value &arg) {
+    if (outsideSolver(arg.sharding))
+      return; // not a node: edges from it are left unpriced
     const Mesh &mesh = meshFor(arg.sharding);
     std::vector<Strategy> all;
     if (arg.sharding && arg.sharding->isClosed()) {
@@ -200,14 +218,17 @@ private:
   std::vector<BackEdge> backEdges_;
 
   void addOp(Op &op, int step) {
-    if (op.results.size() != 1) {
+    bool outside = op.results.size() == 1 && outsideSolver(op.result()->sharding);
+    for (const Value *operand : op.operands)
+      outside = outside || outsideSolver(operand->sharding);
+    if (op.results.size() != 1 || outside) {
       graph_.opaque.push_back(&op);
       return;
     }
     Value &result = *op.result();
     if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard) {
       const Attribute *a = op.attr(attrs::sharding);
-      if (!a || a->shardings.empty()) {
+      if (!a || a->shardings.empty() || outsideSolver(a->shardings[0])) {
         graph_.opaque.push_back(&op);
         return;
       }
@@ -249,29 +270,81 @@ private:
       }
     }
     if (result.sharding && result.sharding->isClosed()) {
-      // Computed any way, then resharded to the written layout.
+      // Computed any way, then resharded to the written layout; and
+      // computed in the written layout itself when the enumeration has no
+      // such strategy (uneven dims).
+      const Sharding written = result.sharding->closed();
       std::vector<Strategy> base;
+      bool computesWritten = false;
       for (Strategy &s : all)
         if (sameLayout(s.result, s.computed, mesh)) {
-          s.result = result.sharding->closed();
+          computesWritten = computesWritten || sameLayout(s.computed, written, mesh);
+          s.result = written;
           base.push_back(std::move(s));
         }
-      all = keepWrittenOperands(op, std::move(base), mesh);
+      if (!computesWritten)
+        base.push_back(partitionerStrategy(op, *rule, writtenOperands(op, mesh), written, mesh));
+      all = keepWrittenOperands(op, *rule, std::move(base), mesh);
     } else {
       all = honouring(std::move(all), result.sharding, mesh);
+      // No enumerated strategy honours the written result: honouring gave
+      // its layout alone, without operands; compute it as the partitioner
+      // would.
+      if (all.size() == 1 && all[0].operands.size() != op.operands.size())
+        all[0] = partitionerStrategy(op, *rule, writtenOperands(op, mesh), all[0].result, mesh);
     }
     addNode(result, &op, std::move(all), step, -1);
   }
 
+  /// The operands' written closed shardings on `mesh` (null where none).
+  static std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh) {
+    std::vector<const Sharding *> out;
+    for (const Value *operand : op.operands)
+      out.push_back(operand->sharding && operand->sharding->isClosed() &&
+                            operand->sharding->meshName == mesh.name
+                        ? &*operand->sharding
+                        : nullptr);
+    return out;
+  }
+
+  /// The strategy the partitioner runs for `op` with these operand layouts
+  /// (null: not written) and `result`: its own factor assignment (used
+  /// where the enumeration has no strategy for what the user wrote, e.g.
+  /// uneven dims).
+  static Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
+                                      const std::vector<const Sharding *> &operands,
+                                      const Sharding &result, const Mesh &mesh) {
+    Strategy s;
+    s.factorAxes = partition::assignFactors(op, rule, operands, {&result}, mesh);
+    for (const TensorFactors &t : rule.operands)
+      s.operands.push_back(shardingFromFactors(mesh.name, t, s.factorAxes, mesh));
+    s.computed = shardingFromFactors(mesh.name, rule.results[0], s.factorAxes, mesh);
+    for (size_t f = 0; f < rule.numFactors(); ++f)
+      if (rule.factorKinds[f] == FactorKind::Reduction)
+        s.partial.insert(s.partial.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
+    s.partial = mergedAxes(s.partial, mesh);
+    s.partialKind = op.kind == OpKind::ReduceMax   ? "max"
+                    : op.kind == OpKind::ReduceMin ? "min"
+                                                   : "sum";
+    s.result = result;
+    return s;
+  }
+
   /// When every operand's sharding is written closed too, the op's strategy
   /// is the user's: the strategies taking the operands as written (computed
-  /// as the partitioner computes them, no reshard into the op); all of them
-  /// when none does.
-  static std::vector<Strategy> keepWrittenOperands(const Op &op, std::vector<Strategy> all,
-                                                   const Mesh &mesh) {
-    for (const Value *operand : op.operands)
-      if (!operand->sharding || !operand->sharding->isClosed())
+  /// as the partitioner computes them, no reshard into the op). When no
+  /// enumerated strategy does (written layouts the enumeration leaves out,
+  /// such as uneven dims), the one the partitioner runs: its own factor
+  /// assignment from the written shardings.
+  static std::vector<Strategy> keepWrittenOperands(const Op &op, const ShardingRule &rule,
+                                                   std::vector<Strategy> all, const Mesh &mesh) {
+    std::vector<const Sharding *> operands;
+    for (const Value *operand : op.operands) {
+      if (!operand->sharding || !operand->sharding->isClosed() ||
+          operand->sharding->meshName != mesh.name)
         return all;
+      operands.push_back(&*operand->sharding);
+    }
     std::vector<Strategy> kept;
     for (const Strategy &s : all) {
       bool same = s.operands.size() == op.operands.size();
@@ -280,7 +353,10 @@ private:
       if (same)
         kept.push_back(s);
     }
-    return kept.empty() ? all : kept;
+    if (!kept.empty())
+      return kept;
+    all.push_back(partitionerStrategy(op, rule, operands, op.result()->sharding->closed(), mesh));
+    return all;
   }
 
   /// The operand whose layout decides the op's strategy (a follower's
@@ -332,8 +408,8 @@ private:
     for (size_t k = 0; k < main.body.returned.size() && k < main.results.size(); ++k) {
       const std::optional<Sharding> &written = main.results[k].sharding;
       auto it = graph_.nodeOf.find(main.body.returned[k]);
-      if (!written || it == graph_.nodeOf.end())
-        continue;
+      if (!written || outsideSolver(written) || it == graph_.nodeOf.end())
+        continue; // left unpriced (see outsideSolver)
       GraphNode &node = graph_.nodes[it->second];
       const Mesh &mesh = meshFor(written);
       for (Strategy &s : node.strategies)

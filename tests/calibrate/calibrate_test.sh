@@ -9,6 +9,8 @@ mpiexec.mpich -n 2 "$calibrate" --mesh '<["x"=2]>' --quick -o "$work/model.json"
 grep -q 'axis x (2 ranks): all_to_all' "$work/out.txt"
 grep -q '"axes"' "$work/model.json"
 grep -q '"x"' "$work/model.json"
+grep -q '"gemm_bandwidth"' "$work/model.json"
+grep -q '"all_reduce"' "$work/model.json"
 "$shardc" "$program" --auto-shard --cost-model "$work/model.json" --emit=sharded -o "$work/p.shd"
 grep -q 'sharding<' "$work/p.shd"
 

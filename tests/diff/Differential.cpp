@@ -5,6 +5,7 @@
 #include "backend/interpreter/Interpreter.h"
 #include "backend/interpreter/Npy.h"
 #include "ir/Printer.h"
+#include "passes/auto_shard/AutoShard.h"
 #include "pipeline/Pipeline.h"
 
 #include <fmt/format.h>
@@ -54,11 +55,17 @@ std::string renderAll(const DiagnosticEngine &diags) {
 /// failure in `result`: `errorKind` for reported errors, Internal for an
 /// exception (shardc's exit 3).
 std::unique_ptr<Module> compileText(const SourceFile &file, std::string_view emit,
-                                    FailureKind errorKind, CheckResult &result) {
+                                    FailureKind errorKind, CheckResult &result,
+                                    const CheckOptions &options) {
   DiagnosticEngine diags;
   std::unique_ptr<Module> module;
+  AutoShardOptions autoShard;
+  CompileOptions compileOptions{emit};
+  // The global program (--emit=ir) is the reference: never auto-sharded.
+  if (options.autoShard && emit != "ir")
+    compileOptions.autoShard = &autoShard;
   try {
-    module = compile(file, diags, CompileOptions{emit});
+    module = compile(file, diags, compileOptions);
   } catch (const std::exception &e) {
     result = {FailureKind::Internal, fmt::format("--emit={}: internal error: {}", emit, e.what())};
     return nullptr;
@@ -110,8 +117,9 @@ CheckResult runMpi(const std::string &program, const std::string &name,
   fs::path source = dir / name, exe = dir / "prog", out = dir / "out";
   std::ofstream(source) << program;
   std::string log;
-  int code = runCommand(
-      fmt::format("'{}' '{}' -o '{}'", options.shardc, source.string(), exe.string()), log);
+  int code = runCommand(fmt::format("'{}' '{}' -o '{}'{}", options.shardc, source.string(),
+                                    exe.string(), options.autoShard ? " --auto-shard" : ""),
+                        log);
   if (code == 1)
     return {FailureKind::Rejected, "shardc -o (exit 1):\n" + log};
   if (code != 0)
@@ -154,29 +162,40 @@ CheckResult checkProgram(const std::string &program, const std::string &name,
   // 1. The program is valid (else the generator is wrong) and propagation
   //    completes it.
   SourceFile source(name, program);
-  std::unique_ptr<Module> global = compileText(source, "ir", FailureKind::Invalid, result);
+  std::unique_ptr<Module> global = compileText(source, "ir", FailureKind::Invalid, result, options);
   if (!global)
     return result;
-  std::unique_ptr<Module> sharded = compileText(source, "sharded", FailureKind::Rejected, result);
+  std::unique_ptr<Module> sharded =
+      compileText(source, "sharded", FailureKind::Rejected, result, options);
   if (!sharded)
     return result;
 
   // 2. Propagation is idempotent: its printed result propagates to itself.
-  std::string once = printModule(*sharded);
-  SourceFile again(name + " (propagated)", once);
-  std::unique_ptr<Module> twice = compileText(again, "sharded", FailureKind::Rejected, result);
-  if (!twice)
-    return {result.kind, "the propagated program does not compile again: " + result.message};
-  if (std::string text = printModule(*twice); text != once)
-    return {FailureKind::NotIdempotent,
-            fmt::format("propagation is not idempotent:\n---- once\n{}---- twice\n{}", once, text)};
+  //    Not checked under --auto-shard: solving the printed program is
+  //    another problem (the first solve's constraints are written shardings
+  //    there), and where uneven layouts of loop-carried values tie it may
+  //    choose another plan of the same cost (seeds 138, 147 and 210 of
+  //    0:600 when this was written).
+  if (!options.autoShard) {
+    std::string once = printModule(*sharded);
+    SourceFile again(name + " (propagated)", once);
+    std::unique_ptr<Module> twice =
+        compileText(again, "sharded", FailureKind::Rejected, result, options);
+    if (!twice)
+      return {result.kind, "the propagated program does not compile again: " + result.message};
+    if (std::string text = printModule(*twice); text != once)
+      return {
+          FailureKind::NotIdempotent,
+          fmt::format("propagation is not idempotent:\n---- once\n{}---- twice\n{}", once, text)};
+  }
   if (options.skipSimulation)
     return result;
 
   // 3. The per-device program, run for every device, computes what the
   //    global program computes, on the same random inputs (those of
   //    `--random-inputs 1`).
-  std::unique_ptr<Module> spmd = compileText(source, "spmd", FailureKind::Rejected, result);
+  std::unique_ptr<Module> spmd =
+      compileText(source, "spmd", FailureKind::Rejected, result, options);
   if (!spmd)
     return result;
   const Function *globalMain = global->findFunction("main");

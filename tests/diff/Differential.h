@@ -36,6 +36,9 @@ const char *kindName(FailureKind kind);
 struct CheckOptions {
   /// Stop after the compile and propagation checks (no interpreter run).
   bool skipSimulation = false;
+  /// Compile with --auto-shard (the solver decides what the program leaves
+  /// out, then propagation), in every check and for the executable.
+  bool autoShard = false;
   /// Float tolerances (f32 and f64 alike: an f64 value may be a converted
   /// f32 one); integers and i1 compare exactly. The executable's math
   /// library differs from the interpreter's, hence its looser atol.

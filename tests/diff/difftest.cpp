@@ -84,6 +84,9 @@ int main(int argc, char **argv) {
                  "and explicit_axes regions); 1: every program with mesh axes")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  app.add_flag("--auto-shard", checkOptions.autoShard,
+               "compile with --auto-shard: the solver decides the shardings a program leaves "
+               "out (then every check as without it)");
   app.add_flag("--no-simulate", checkOptions.skipSimulation,
                "only check that programs compile and propagate (no interpreter run)");
   app.add_option("--mpi-every", mpiEvery,

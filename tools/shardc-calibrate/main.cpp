@@ -3,14 +3,19 @@
 //
 //   mpiexec -n 8 shardc-calibrate --mesh '<["x"=2, "y"=4]>' -o model.json
 //
-// 1. gemm rate per rank, f32 and f64 (OpenBLAS, every rank at once, the
-//    slowest rank's median); memory bandwidth per rank (a triad).
+// 1. gemm per rank, f32 and f64 (OpenBLAS, every rank at once, the slowest
+//    rank's median), a square n^3 product and a skinny (n/8) x n x 4n one:
+//    the flop rate and the bandwidth at which operands are moved, solved from
+//    time = flops / rate + bytes / bandwidth for the two; memory bandwidth per
+//    rank (a triad).
 // 2. Per mesh axis of size > 1, on the communicators of the ranks that
 //    differ only in that axis's coordinate (devices in row-major order):
 //    all_gather, all_reduce, reduce_scatter and all_to_all at a small and a
-//    large size; latency = the small size's time, bandwidth = bytes per rank
-//    over the large size's time less the latency. The axis's cost is the
-//    mean over the four kinds (printed one by one).
+//    large size; latency = the small size's time, bandwidth = the bytes the
+//    reshard planner counts per device for that collective ((p-1)/p of the
+//    buffer, twice that for all_reduce) over the large size's time less the
+//    latency. Each kind is written apart; the axis's own figures are their
+//    mean.
 // Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
 #include "frontend/Parser.h"
 #include "passes/auto_shard/CostModel.h"
@@ -107,18 +112,39 @@ double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
   return std::max(times[times.size() / 2], 1e-9);
 }
 
-template <typename T> double gemmRate(const Options &o) {
-  const int n = o.gemmN;
-  std::vector<T> a(static_cast<size_t>(n) * n, T(1)), b(a), c(a.size(), T(0));
+/// Flops, bytes and seconds of one m x k x n product.
+struct GemmSample {
+  double flops, bytes, seconds;
+};
+
+template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
+  std::vector<T> a(static_cast<size_t>(m) * k, T(1)), b(static_cast<size_t>(k) * n, T(1)),
+      c(static_cast<size_t>(m) * n, T(0));
   double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
     if constexpr (sizeof(T) == 4)
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
                   n, 0.0f, c.data(), n);
     else
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n,
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a.data(), k, b.data(), n,
                   0.0, c.data(), n);
   });
-  return 2.0 * n * n * static_cast<double>(n) / seconds;
+  double bytes = sizeof(T) * (static_cast<double>(a.size()) + b.size() + c.size());
+  return {2.0 * m * static_cast<double>(k) * n, bytes, seconds};
+}
+
+/// The flop rate and operand bandwidth of `T` products (step 1). When noise
+/// makes the two-shape solve meaningless, the square product's rate with
+/// operands free (an infinite bandwidth, written as a very large one).
+template <typename T> std::pair<double, double> gemmRates(const Options &o) {
+  const int n = o.gemmN, skinny = std::max(o.gemmN / 8, 1);
+  GemmSample sq = gemm<T>(o, n, n, n), sk = gemm<T>(o, skinny, n, 4 * n);
+  // sq.seconds = sq.flops x + sq.bytes y, sk.seconds = sk.flops x + sk.bytes y.
+  double det = sq.flops * sk.bytes - sk.flops * sq.bytes;
+  double y = det != 0 ? (sq.flops * sk.seconds - sk.flops * sq.seconds) / det : 0;
+  double x = (sq.seconds - sq.bytes * y) / sq.flops;
+  if (!(x > 0) || !(y > 0))
+    return {sq.flops / sq.seconds, 1e15};
+  return {1 / x, 1 / y};
 }
 
 double memoryBandwidth(const Options &o) {
@@ -147,6 +173,14 @@ void collective(const std::string &kind, MPI_Comm comm, int p, size_t bytes, std
     MPI_Alltoall(in.data(), count / p, MPI_FLOAT, out.data(), count / p, MPI_FLOAT, comm);
 }
 
+/// The bytes the reshard planner counts per device for a collective over
+/// `p` devices of a `buffer`-byte value (the gathered, reduced or exchanged
+/// whole).
+double plannerBytes(const std::string &kind, int p, double buffer) {
+  double share = buffer * (p - 1) / p;
+  return kind == "all_reduce" ? 2 * share : share;
+}
+
 /// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
 AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
   int64_t stride = 1;
@@ -157,7 +191,7 @@ AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(rank - coordinate * stride),
                  static_cast<int>(coordinate), &comm);
-  AxisCost mean{0, 0};
+  AxisCost mean(0, 0);
   std::vector<char> in, out;
   const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
   for (const char *kind : kinds) {
@@ -165,11 +199,13 @@ AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
     double small = timed(comm, o.repeats * 4, [&] { collective(kind, comm, p, 4 * p, in, out); });
     double large =
         timed(comm, o.repeats, [&] { collective(kind, comm, p, o.collectiveBytes, in, out); });
-    double bandwidth = static_cast<double>(o.collectiveBytes) / std::max(large - small, 1e-9);
+    double bandwidth = plannerBytes(kind, p, static_cast<double>(o.collectiveBytes)) /
+                       std::max(large - small, 1e-9);
     if (rank == 0)
       std::printf("axis %s (%lld ranks): %-14s latency %.2f us, bandwidth %.3f GB/s\n",
                   mesh.axes[axis].name.c_str(), static_cast<long long>(size), kind, small * 1e6,
                   bandwidth / 1e9);
+    mean.kinds[kind] = CollectiveCost{small, bandwidth};
     mean.latency += small / 4;
     mean.bandwidth += bandwidth / 4;
   }
@@ -204,14 +240,17 @@ int main(int argc, char **argv) {
     return 2;
   }
   CostModel model = defaultCostModel();
-  model.flops[DType::F32] = gemmRate<float>(o);
-  model.flops[DType::F64] = gemmRate<double>(o);
+  auto [f32Rate, operandBandwidth] = gemmRates<float>(o);
+  model.flops[DType::F32] = f32Rate;
+  model.flops[DType::F64] = gemmRates<double>(o).first;
+  model.gemmBandwidth = operandBandwidth;
   model.memoryBandwidth = memoryBandwidth(o);
   if (rank == 0)
-    std::printf("gemm f32 %.1f GFLOP/s, f64 %.1f GFLOP/s per rank; memory %.2f GB/s per rank\n",
+    std::printf("gemm f32 %.1f GFLOP/s, f64 %.1f GFLOP/s per rank, operands moved at %.2f GB/s; "
+                "memory %.2f GB/s per rank\n",
                 model.flops[DType::F32] / 1e9, model.flops[DType::F64] / 1e9,
-                model.memoryBandwidth / 1e9);
-  AxisCost worst{0, 0};
+                model.gemmBandwidth / 1e9, model.memoryBandwidth / 1e9);
+  AxisCost worst(0, 0);
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.axes[a].size <= 1)
       continue;
@@ -219,6 +258,11 @@ int main(int argc, char **argv) {
     model.axes[mesh.axes[a].name] = c;
     worst.latency = std::max(worst.latency, c.latency);
     worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
+    for (const auto &[kind, k] : c.kinds) {
+      auto [it, fresh] = worst.kinds.emplace(kind, k);
+      it->second.latency = std::max(it->second.latency, k.latency);
+      it->second.bandwidth = std::min(it->second.bandwidth, k.bandwidth);
+    }
   }
   if (worst.bandwidth > 0)
     model.collective = worst;
