@@ -73,11 +73,12 @@ struct MemoryPricedResult {
   bool stoppedByTime = false;
 };
 
-/// Plans of `problem` within `budget` bytes found by pricing memory at the
-/// steps over the budget into the costs and solving without a budget
-/// (Lagrangian relaxation), starting from `unbudgeted` (the best plan
-/// without a budget); at most about 40 solves, within `seconds`. Not
-/// optimal in general: CBC's first plan, or the plan when CBC is skipped.
+/// Plans of `problem` within `budget` bytes found by pricing memory into
+/// the costs (multipliers on the budget rows, a Lagrangian relaxation) and
+/// solving without a budget, starting from `unbudgeted` (the best plan
+/// without a budget); at most 66 solves in a fixed sequence, within
+/// `seconds`. Not optimal in general: CBC's cutoff, or the plan when CBC is
+/// skipped.
 MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
                                     const std::vector<int> &unbudgeted, double budget,
                                     double seconds);

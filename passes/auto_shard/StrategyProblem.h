@@ -66,7 +66,7 @@ enum class SolveStatus {
   /// Stopped at the time limit with a plan (see gap).
   TimeLimit,
   /// A plan within the budget from the memory-priced search, CBC skipped
-  /// (its model too large for the time left; see gap and `how`).
+  /// (its model too large for the time limit; see gap and `how`).
   NotProven,
   /// No plan meets the memory budget (see smallestPeak).
   Infeasible,

@@ -10,9 +10,9 @@
 // 4. With a budget, the running sum of live bytes at each step where a
 //    value starts, chained from step to step, is at most the budget. The
 //    plan without a budget is tried first (optimal when it fits), then the
-//    memory-priced search (memory_priced.cpp): its plan is CBC's first
-//    solution, and its Lagrangian bound narrows CBC's gap or proves the plan
-//    optimal. A model too large for CBC to stop within the time left is not
+//    memory-priced search (memory_priced.cpp): its plan is CBC's cutoff, and
+//    its Lagrangian bound narrows CBC's gap or proves the plan optimal. A
+//    model too large for CBC to stop within half the time limit is not
 //    given to CBC: the memory-priced plan is the answer.
 // The model is loaded in one call (column-major); objective in
 // microseconds and memory in KiB keep CBC's tolerances apart from the tiny
@@ -312,18 +312,16 @@ void setGap(StrategySolution &out) {
 /// The largest sum over a step of the least bytes each value live there
 /// can take: no plan peaks lower.
 double peakLowerBound(const StrategyProblem &problem) {
-  std::vector<double> live(std::max(problem.numSteps, 1), 0.0);
-  for (const ProblemNode &node : problem.nodes) {
-    if (node.memory.empty())
-      continue;
-    double least = *std::min_element(node.memory.begin(), node.memory.end());
-    for (int t = std::max(node.liveStart, 0); t <= node.liveEnd && t < problem.numSteps; ++t)
-      live[t] += least;
+  std::vector<int> least(problem.nodes.size(), 0);
+  for (size_t n = 0; n < problem.nodes.size(); ++n) {
+    const std::vector<double> &memory = problem.nodes[n].memory;
+    if (!memory.empty())
+      least[n] = static_cast<int>(std::min_element(memory.begin(), memory.end()) - memory.begin());
   }
-  return *std::max_element(live.begin(), live.end());
+  return peakMemoryOf(problem, least); // followers may not follow: a bound
 }
 
-/// The answer when the model is too large for CBC in the time left: the
+/// The answer when the model is too large for CBC in the time limit: the
 /// memory-priced plan (gap against its bound), a budget proven infeasible
 /// by the peak's lower bound, or no plan.
 void skipSolver(const StrategyProblem &problem, const MemoryPricedResult &priced,
