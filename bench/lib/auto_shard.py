@@ -43,12 +43,14 @@ def scale(b):
             report = run([b.shardc, shd, "--auto-shard", "--report=auto-sharding"] + flags, 600)
             median = sorted(times)[len(times) // 2]
             what = f", {flags[0]} (half the unbudgeted peak)" if flags else ""
+            how = _line(report, "how: ")  # when the plan is not CBC's alone
             results.append(Result(
                 "auto-shard scale", f"transformer stack, {ops} ops, 2x2 mesh{what}, "
                 "shardc --auto-shard --emit=sharded", f"{median:.2f} s", f"the target: {limit} s",
                 median / limit, 1.0, at_least=False,
                 note=f"runs {', '.join(f'{t:.2f}' for t in times)} s; "
-                f"{_line(report, 'status ')}; {_line(report, 'peak memory')}; "
+                f"{_line(report, 'status ')}; {how + '; ' if how else ''}"
+                f"{_line(report, 'peak memory')}; "
                 f"{_line(report, 'model ')}; {_line(report, 'reduced ')}"))
             b.log(f"auto-shard scale {ops} ops{what}: {median:.2f} s (target {limit} s)")
     return results

@@ -54,8 +54,12 @@ struct AutoShardReport {
   double computeSeconds = 0, communicationSeconds = 0, objective = 0;
   double peakBytes = 0;
   std::optional<int64_t> budget;
-  std::string status; // optimal, stopped at the time limit, fallback
+  std::string status; // optimal, stopped at the time limit, not proven optimal, fallback
   double gap = 0;
+  bool gapKnown = true;
+  /// How the plan was found when not by CBC alone (the memory-priced
+  /// search, CBC skipped and why); empty otherwise.
+  std::string how;
   double solveSeconds = 0;
   int variables = 0, constraints = 0, nodes = 0, strategies = 0;
   /// Nodes sharing a leader's choice, and what the reductions before the

@@ -5,6 +5,7 @@
 
 #include "passes/auto_shard/StrategyProblem.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -59,9 +60,27 @@ ReducedModel reduceProblem(const StrategyProblem &problem);
 /// eliminated groups).
 std::vector<int> expandChoice(const ReducedModel &model, const std::vector<int> &groupChoice);
 
-/// A plan of `problem` within `budget` bytes found by pricing memory into
-/// the costs and solving without a budget (memory_priced.cpp), within about
-/// `seconds`; empty when none was found. Not optimal: the ILP's first plan.
-std::vector<int> memoryPricedPlan(const StrategyProblem &problem, double budget, double seconds);
+/// What the memory-priced search found (memory_priced.cpp).
+struct MemoryPricedResult {
+  /// The cheapest plan found within the budget; empty when none was.
+  std::vector<int> plan;
+  double objective = std::numeric_limits<double>::infinity();
+  /// A lower bound on the best objective within the budget (the best
+  /// Lagrangian bound of the solves); -infinity when none was proven.
+  double bound = -std::numeric_limits<double>::infinity();
+  /// Unbudgeted solves run, and whether the time limit cut the search.
+  int solves = 0;
+  bool stoppedByTime = false;
+};
+
+/// Plans of `problem` within `budget` bytes found by pricing memory into
+/// the costs (multipliers on the budget rows, a Lagrangian relaxation) and
+/// solving without a budget, starting from `unbudgeted` (the best plan
+/// without a budget); at most 66 solves in a fixed sequence, within
+/// `seconds`. Not optimal in general: CBC's cutoff, or the plan when CBC is
+/// skipped.
+MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
+                                    const std::vector<int> &unbudgeted, double budget,
+                                    double seconds);
 
 } // namespace shardc::autoshard

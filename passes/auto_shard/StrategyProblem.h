@@ -65,6 +65,9 @@ enum class SolveStatus {
   Optimal,
   /// Stopped at the time limit with a plan (see gap).
   TimeLimit,
+  /// A plan within the budget from the memory-priced search, CBC skipped
+  /// (its model too large for the time limit; see gap and `how`).
+  NotProven,
   /// No plan meets the memory budget (see smallestPeak).
   Infeasible,
   /// The solver found no plan in time.
@@ -82,6 +85,10 @@ struct StrategySolution {
   double bound = 0;
   /// (objective - bound) / max(|objective|, tiny); 0 when optimal.
   double gap = 0;
+  /// Whether bound and gap are known (a solver stopped before any bound).
+  bool boundKnown = true;
+  /// How the plan was found, when not by CBC alone (for the report).
+  std::string how;
   double seconds = 0;
   /// Model size after merging followers (both solves when infeasible).
   int variables = 0;
@@ -89,6 +96,9 @@ struct StrategySolution {
   PresolveStats presolve;
   /// Infeasible: the smallest peak bytes per device any plan reaches.
   double smallestPeak = 0;
+  /// Whether smallestPeak is only a lower bound (the model was too large to
+  /// find the smallest peak in time).
+  bool smallestPeakIsBound = false;
 };
 
 /// Solves `problem` with CBC: deterministic (one thread, fixed seeds).
@@ -100,6 +110,8 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem);
 double objectiveOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// The peak over steps of the bytes live under `choice` (the M_t rows).
 double peakMemoryOf(const StrategyProblem &problem, const std::vector<int> &choice);
+/// The bytes live at each step under `choice` (numSteps entries, at least 1).
+std::vector<double> liveBytesOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// Whether `choice` keeps every follower on its leader's strategy.
 bool followsLeaders(const StrategyProblem &problem, const std::vector<int> &choice);
 

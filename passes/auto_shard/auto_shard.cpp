@@ -87,25 +87,31 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
   case SolveStatus::Infeasible:
     diags.error(main->loc,
                 fmt::format("memory budget - no sharding plan fits: {} bytes per device; the "
-                            "smallest peak possible is {} bytes",
+                            "smallest peak possible is {}{} bytes",
                             options.memoryBudget.value_or(0),
+                            solution.smallestPeakIsBound ? "at least " : "",
                             static_cast<int64_t>(solution.smallestPeak)));
     return false;
   case SolveStatus::NoSolution:
     diags.warning(main->loc, fmt::format("auto-shard - no plan found within the time limit "
                                          "({} s): shardings are left to propagation",
                                          options.timeLimitSeconds));
-    if (report)
+    if (report) {
       report->status = "no plan found: fell back to propagation";
+      report->how = solution.how;
+    }
     return true;
   case SolveStatus::Optimal:
   case SolveStatus::TimeLimit:
+  case SolveStatus::NotProven:
     break;
   }
   applyPlan(module, graph, solution.choice, pricer, report);
   if (report) {
     report->status = solveStatusName(solution.status);
     report->gap = solution.gap;
+    report->gapKnown = solution.boundKnown;
+    report->how = solution.how;
     report->objective = solution.objective;
     report->peakBytes = peakMemoryOf(graph.problem, solution.choice);
     for (const AutoShardOpRow &row : report->ops) {

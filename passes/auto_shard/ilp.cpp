@@ -9,14 +9,18 @@
 //    sum e = 1, sum_q e[p][q] <= s_u[p], sum_p e[p][q] <= s_v[q].
 // 4. With a budget, the running sum of live bytes at each step where a
 //    value starts, chained from step to step, is at most the budget. The
-//    plan without a budget is tried first (optimal when it fits), and a plan
-//    priced by memory (memory_priced.cpp) is CBC's first solution.
+//    plan without a budget is tried first (optimal when it fits), then the
+//    memory-priced search (memory_priced.cpp): its plan is CBC's cutoff, and
+//    its Lagrangian bound narrows CBC's gap or proves the plan optimal. A
+//    model too large for CBC to stop within half the time limit is not
+//    given to CBC: the memory-priced plan is the answer.
 // The model is loaded in one call (column-major); objective in
 // microseconds and memory in KiB keep CBC's tolerances apart from the tiny
 // values of seconds and the large ones of bytes.
 #include "passes/auto_shard/Presolve.h"
 
 #include <coin/Cbc_C_Interface.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -257,31 +261,6 @@ std::vector<int> decode(const Model &model, const double *x) {
   return expandChoice(r, groupChoice);
 }
 
-/// Hands CBC `choice` (every node's strategy) as its first solution, when
-/// every group's strategy is still in the reduced model.
-void setStart(Model &model, const std::vector<int> &choice) {
-  const ReducedModel &r = model.reduced;
-  std::vector<int> index(r.groups.size(), 0);
-  std::vector<int> cols;
-  for (size_t g = 0; g < r.groups.size(); ++g) {
-    if (model.first[g] < 0)
-      continue;
-    const std::vector<int> &alive = r.groups[g].alive;
-    auto it = std::find(alive.begin(), alive.end(), choice[r.groups[g].members[0]]);
-    if (it == alive.end())
-      return; // a dominated strategy: CBC starts from scratch
-    index[g] = static_cast<int>(it - alive.begin());
-    cols.push_back(model.first[g] + index[g]);
-  }
-  size_t i = 0;
-  for (const auto &[key, cost] : r.pairs) {
-    int kv = static_cast<int>(r.groups[key.second].alive.size());
-    cols.push_back(model.pairFirst[i++] + index[key.first] * kv + index[key.second]);
-  }
-  std::vector<double> ones(cols.size(), 1.0);
-  Cbc_setMIPStartI(model.cbc, static_cast<int>(cols.size()), cols.data(), ones.data());
-}
-
 /// The smallest peak any plan reaches: minimize P subject to M_t <= P.
 double smallestPeak(const StrategyProblem &problem, double seconds, StrategySolution &out) {
   StrategyProblem noEdges = problem;
@@ -306,6 +285,68 @@ double smallestPeak(const StrategyProblem &problem, double seconds, StrategySolu
   return peakMemoryOf(problem, decode(peak, x));
 }
 
+/// CBC's root processing (the LP, a cut pass) runs to its end before CBC
+/// first looks at its time limit, and grows with the model: about 17 us of
+/// CPU per column on this machine (the 1,000-op stack's budgeted model,
+/// 178,772 columns: 3 s), estimated with room for a loaded machine. A model
+/// whose estimate exceeds half the time limit is not given to CBC (the
+/// other half is for the memory-priced search before it and the search for
+/// a better plan after its root), so the solve ends near its limit. The
+/// decision depends only on the model and the limit, not on the clock, so
+/// the same input gets the same plan.
+constexpr double kRootSecondsPerColumn = 3e-5;
+
+double tolerance(double objective) { return 1e-9 * std::max(std::abs(objective), 1e-12); }
+
+void setGap(StrategySolution &out) {
+  out.boundKnown = std::isfinite(out.bound);
+  if (!out.boundKnown) {
+    out.gap = 0;
+    return;
+  }
+  out.gap = std::max(0.0, (out.objective - out.bound) / std::max(std::abs(out.objective), 1e-12));
+  if (out.objective - out.bound <= tolerance(out.objective))
+    out.status = SolveStatus::Optimal;
+}
+
+/// The largest sum over a step of the least bytes each value live there
+/// can take: no plan peaks lower.
+double peakLowerBound(const StrategyProblem &problem) {
+  std::vector<int> least(problem.nodes.size(), 0);
+  for (size_t n = 0; n < problem.nodes.size(); ++n) {
+    const std::vector<double> &memory = problem.nodes[n].memory;
+    if (!memory.empty())
+      least[n] = static_cast<int>(std::min_element(memory.begin(), memory.end()) - memory.begin());
+  }
+  return peakMemoryOf(problem, least); // followers may not follow: a bound
+}
+
+/// The answer when the model is too large for CBC in the time limit: the
+/// memory-priced plan (gap against its bound), a budget proven infeasible
+/// by the peak's lower bound, or no plan.
+void skipSolver(const StrategyProblem &problem, const MemoryPricedResult &priced,
+                double rootSeconds, StrategySolution &out) {
+  out.how = fmt::format("CBC skipped: its model needs about {:.1f} s before it can stop, over half "
+                        "the time limit ({} s)",
+                        rootSeconds, problem.timeLimitSeconds);
+  if (!priced.plan.empty()) {
+    out.status = SolveStatus::NotProven;
+    out.choice = priced.plan;
+    out.objective = priced.objective;
+    out.bound = priced.bound;
+    setGap(out);
+    return;
+  }
+  double least = peakLowerBound(problem);
+  if (problem.memoryBudget && least > *problem.memoryBudget) {
+    out.status = SolveStatus::Infeasible;
+    out.smallestPeak = least;
+    out.smallestPeakIsBound = true;
+    return;
+  }
+  out.status = SolveStatus::NoSolution;
+}
+
 } // namespace
 
 const char *solveStatusName(SolveStatus status) {
@@ -318,6 +359,8 @@ const char *solveStatusName(SolveStatus status) {
     return "infeasible";
   case SolveStatus::NoSolution:
     return "no solution found";
+  case SolveStatus::NotProven:
+    return "not proven optimal";
   }
   return "unknown";
 }
@@ -330,7 +373,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   };
   StrategySolution out;
   const bool budgeted = problem.memoryBudget.has_value();
-  std::vector<int> warm; // a plan within the budget to start from
+  MemoryPricedResult priced; // plans within the budget to start from
   if (budgeted && problem.presolve) {
     // The best plan without a budget is the best plan with it when it fits;
     // without a budget the presolve eliminates most of the model, so
@@ -345,8 +388,14 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     }
     out.variables = free.variables;
     out.constraints = free.constraints;
-    warm = memoryPricedPlan(problem, *problem.memoryBudget,
-                            (problem.timeLimitSeconds - elapsed()) / 4);
+    // The memory-priced search runs before CBC, with all the time left: it
+    // is a bounded number of solves of the cheap unbudgeted model.
+    if (!free.choice.empty()) {
+      priced = memoryPricedPlan(problem, free.choice, *problem.memoryBudget,
+                                problem.timeLimitSeconds - elapsed());
+      if (free.status == SolveStatus::Optimal)
+        priced.bound = std::max(priced.bound, free.objective);
+    }
   }
   Model model;
   addStrategyColumns(problem, model);
@@ -373,31 +422,60 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     return out;
   }
 
+  const std::string search =
+      priced.solves == 0
+          ? std::string()
+          : fmt::format("the memory-priced search ({} unbudgeted solves{})", priced.solves,
+                        priced.stoppedByTime ? ", cut by the time limit" : "");
+  if (!priced.plan.empty() && priced.bound >= priced.objective - tolerance(priced.objective)) {
+    out.status = SolveStatus::Optimal; // its Lagrangian bound proves it
+    out.choice = priced.plan;
+    out.objective = out.bound = priced.objective;
+    out.how = search + ", proven optimal by its bound";
+    out.seconds = elapsed();
+    return out;
+  }
+  const double rootSeconds = model.columns * kRootSecondsPerColumn;
+  if (rootSeconds > problem.timeLimitSeconds / 2) {
+    skipSolver(problem, priced, rootSeconds, out);
+    out.how = (out.status == SolveStatus::NotProven ? search + "; " : std::string()) + out.how;
+    out.seconds = elapsed();
+    return out;
+  }
+
   model.load();
   configure(model, problem.timeLimitSeconds - elapsed());
-  if (!warm.empty())
-    setStart(model, warm);
+  // The memory-priced plan is CBC's cutoff rather than its first solution:
+  // CBC would search a sub-MIP around a first solution before it first
+  // looks at its time limit (on the 1,000-op stack, 8 s past a 12 s limit).
+  // Nodes that cannot beat the plan are cut; a search that ends without a
+  // plan proves it optimal.
+  if (!priced.plan.empty())
+    Cbc_setCutoff(model.cbc, (priced.objective - model.reduced.constant) * kTimeScale +
+                                 tolerance(priced.objective) * kTimeScale);
   Cbc_solve(model.cbc);
   const double *x = Cbc_bestSolution(model.cbc);
-  if (x || !warm.empty()) {
-    out.choice = x ? decode(model, x) : warm;
+  const bool finished = Cbc_status(model.cbc) == 0;
+  if (x || !priced.plan.empty()) {
+    out.choice = x ? decode(model, x) : priced.plan;
     out.objective = objectiveOf(problem, out.choice);
-    if (x && Cbc_isProvenOptimal(model.cbc)) {
+    if (!priced.plan.empty() && priced.objective <= out.objective) {
+      out.choice = priced.plan;
+      out.objective = priced.objective;
+      out.how = search + (finished ? ", proven optimal by CBC" : "; CBC found no better plan");
+    }
+    if (finished) { // searched to the end: nothing beats the plan kept
       out.status = SolveStatus::Optimal;
       out.bound = out.objective;
     } else {
-      if (!warm.empty() && objectiveOf(problem, warm) < out.objective) {
-        out.choice = warm;
-        out.objective = objectiveOf(problem, warm);
-      }
       out.status = SolveStatus::TimeLimit;
-      // Before its first LP ends CBC has no bound: the gap is then 100%.
+      // Before its first LP ends CBC has no bound; the search's may be known.
       double bound = Cbc_getBestPossibleObjValue(model.cbc);
       out.bound = std::isfinite(bound) && std::abs(bound) < 1e30
                       ? bound / kTimeScale + model.reduced.constant
-                      : 0.0;
-      out.gap =
-          std::max(0.0, (out.objective - out.bound) / std::max(std::abs(out.objective), 1e-12));
+                      : -std::numeric_limits<double>::infinity();
+      out.bound = std::max(out.bound, priced.bound);
+      setGap(out);
     }
   } else if (Cbc_isProvenInfeasible(model.cbc) && budgeted) {
     out.status = SolveStatus::Infeasible;

@@ -19,15 +19,29 @@ double objectiveOf(const StrategyProblem &problem, const std::vector<int> &choic
 }
 
 double peakMemoryOf(const StrategyProblem &problem, const std::vector<int> &choice) {
-  std::vector<double> live(std::max(problem.numSteps, 1), 0.0);
+  std::vector<double> live = liveBytesOf(problem, choice);
+  return *std::max_element(live.begin(), live.end());
+}
+
+std::vector<double> liveBytesOf(const StrategyProblem &problem, const std::vector<int> &choice) {
+  // A difference array: a weight lives across most of a deep stack, so
+  // adding it at every step would cost the program's length per value.
+  // Bytes are whole numbers, exact in doubles, so the sums are exact.
+  const int steps = std::max(problem.numSteps, 1);
+  std::vector<double> delta(steps + 1, 0.0);
   for (size_t n = 0; n < problem.nodes.size(); ++n) {
     const ProblemNode &node = problem.nodes[n];
-    if (node.memory.empty())
+    int first = std::max(node.liveStart, 0), end = std::min(node.liveEnd + 1, problem.numSteps);
+    if (node.memory.empty() || first >= end)
       continue;
-    for (int t = std::max(node.liveStart, 0); t <= node.liveEnd && t < problem.numSteps; ++t)
-      live[t] += node.memory[choice[n]];
+    delta[first] += node.memory[choice[n]];
+    delta[end] -= node.memory[choice[n]];
   }
-  return *std::max_element(live.begin(), live.end());
+  std::vector<double> live(steps, 0.0);
+  double running = 0;
+  for (int t = 0; t < steps; ++t)
+    live[t] = running += delta[t];
+  return live;
 }
 
 bool followsLeaders(const StrategyProblem &problem, const std::vector<int> &choice) {

@@ -44,8 +44,10 @@ std::string formatAutoShardReport(const AutoShardReport &r) {
                      r.budget ? bytes(static_cast<double>(*r.budget)) : std::string("none"));
   out += "\nsolver:\n";
   out += fmt::format("  status {}", r.status.empty() ? "not run" : r.status);
-  if (r.status == "stopped at the time limit")
-    out += fmt::format(" (gap {:.2f}%)", r.gap * 100);
+  if (r.status == "stopped at the time limit" || r.status == "not proven optimal")
+    out += r.gapKnown ? fmt::format(" (gap {:.2f}%)", r.gap * 100) : " (gap unknown: no bound)";
+  if (!r.how.empty())
+    out += fmt::format("\n  how: {}", r.how);
   out += fmt::format("\n  solve time {:.3f} s\n", r.solveSeconds);
   out += fmt::format("  model {} variables, {} constraints ({} nodes, {} strategies)\n",
                      r.variables, r.constraints, r.nodes, r.strategies);
