@@ -53,6 +53,28 @@ bool honours(const Sharding &candidate, const Sharding &written, const Mesh &mes
 /// ignored.
 bool sameLayout(const Sharding &a, const Sharding &b, const Mesh &mesh);
 
+// ---- what the user wrote (strategies.cpp) ----------------------------------------
+/// Strategies of `all` honouring `written` (all of them when none is
+/// written), or the written layout itself (closed, without operands) when
+/// none honours it.
+std::vector<Strategy> honouring(std::vector<Strategy> all, const std::optional<Sharding> &written,
+                                const Mesh &mesh);
+/// The operands' written closed shardings on `mesh` (null where none).
+std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh);
+/// The strategy the partitioner runs for `op` with these operand layouts
+/// (null: not written) and `result`: its own factor assignment
+/// (partition::assignFactors), for what the user wrote and the enumeration
+/// has no strategy for (uneven dims).
+Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
+                             const std::vector<const Sharding *> &operands, const Sharding &result,
+                             const Mesh &mesh);
+/// When every operand's sharding is written closed too, the op's strategy
+/// is the user's: the strategies of `all` taking the operands as written
+/// (no reshard into the op), else the partitioner's strategy for them; all
+/// of `all` when some operand is not written closed on `mesh`.
+std::vector<Strategy> keepWrittenOperands(const Op &op, const ShardingRule &rule,
+                                          std::vector<Strategy> all, const Mesh &mesh);
+
 /// Prices strategies and reshards with one cost model; caches the planner's
 /// plans (a program repeats the same reshards).
 class Pricer {

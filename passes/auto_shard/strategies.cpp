@@ -22,6 +22,7 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
+#include "passes/partition/FactorAssignment.h"
 
 #include <functional>
 
@@ -233,6 +234,72 @@ std::vector<Strategy> valueStrategies(const TensorType &type, const Mesh &mesh) 
     out.push_back(s);
   });
   return out;
+}
+
+std::vector<Strategy> honouring(std::vector<Strategy> all, const std::optional<Sharding> &written,
+                                const Mesh &mesh) {
+  if (!written)
+    return all;
+  std::vector<Strategy> kept;
+  for (Strategy &s : all)
+    if (honours(s.result, *written, mesh))
+      kept.push_back(std::move(s));
+  if (kept.empty()) {
+    Strategy s;
+    s.result = s.computed = written->closed();
+    kept.push_back(s);
+  }
+  return kept;
+}
+
+std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh) {
+  std::vector<const Sharding *> out;
+  for (const Value *operand : op.operands)
+    out.push_back(operand->sharding && operand->sharding->isClosed() &&
+                          operand->sharding->meshName == mesh.name
+                      ? &*operand->sharding
+                      : nullptr);
+  return out;
+}
+
+Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
+                             const std::vector<const Sharding *> &operands, const Sharding &result,
+                             const Mesh &mesh) {
+  Strategy s;
+  s.factorAxes = partition::assignFactors(op, rule, operands, {&result}, mesh);
+  for (const TensorFactors &t : rule.operands)
+    s.operands.push_back(shardingFromFactors(mesh.name, t, s.factorAxes, mesh));
+  s.computed = shardingFromFactors(mesh.name, rule.results[0], s.factorAxes, mesh);
+  for (size_t f = 0; f < rule.numFactors(); ++f)
+    if (rule.factorKinds[f] == FactorKind::Reduction)
+      s.partial.insert(s.partial.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
+  s.partial = mergedAxes(s.partial, mesh);
+  s.partialKind = reductionKindOf(op.kind);
+  s.result = result;
+  return s;
+}
+
+std::vector<Strategy> keepWrittenOperands(const Op &op, const ShardingRule &rule,
+                                          std::vector<Strategy> all, const Mesh &mesh) {
+  std::vector<const Sharding *> operands;
+  for (const Value *operand : op.operands) {
+    if (!operand->sharding || !operand->sharding->isClosed() ||
+        operand->sharding->meshName != mesh.name)
+      return all;
+    operands.push_back(&*operand->sharding);
+  }
+  std::vector<Strategy> kept;
+  for (const Strategy &s : all) {
+    bool same = s.operands.size() == op.operands.size();
+    for (size_t i = 0; same && i < s.operands.size(); ++i)
+      same = sameLayout(s.operands[i], *op.operands[i]->sharding, mesh);
+    if (same)
+      kept.push_back(s);
+  }
+  if (!kept.empty())
+    return kept;
+  all.push_back(partitionerStrategy(op, rule, operands, op.result()->sharding->closed(), mesh));
+  return all;
 }
 
 } // namespace shardc::autoshard

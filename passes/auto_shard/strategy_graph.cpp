@@ -29,7 +29,6 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
-#include "passes/partition/Partition.h"
 
 #include <algorithm>
 #include <functional>
@@ -42,24 +41,6 @@ const Mesh *defaultMesh(const Module &module) {
     if (!m->axes.empty())
       return m.get();
   return nullptr;
-}
-
-/// Strategies honouring `written` (all of `all` when none is written), or
-/// the written layout itself (closed) when none honours it.
-std::vector<Strategy> honouring(std::vector<Strategy> all, const std::optional<Sharding> &written,
-                                const Mesh &mesh) {
-  if (!written)
-    return all;
-  std::vector<Strategy> kept;
-  for (Strategy &s : all)
-    if (honours(s.result, *written, mesh))
-      kept.push_back(std::move(s));
-  if (kept.empty()) {
-    Strategy s;
-    s.result = s.computed = written->closed();
-    kept.push_back(s);
-  }
-  return kept;
 }
 
 /// Step 3: one strategy per (operand layouts, result layout), the cheapest.
@@ -294,69 +275,6 @@ private:
         all[0] = partitionerStrategy(op, *rule, writtenOperands(op, mesh), all[0].result, mesh);
     }
     addNode(result, &op, std::move(all), step, -1);
-  }
-
-  /// The operands' written closed shardings on `mesh` (null where none).
-  static std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh) {
-    std::vector<const Sharding *> out;
-    for (const Value *operand : op.operands)
-      out.push_back(operand->sharding && operand->sharding->isClosed() &&
-                            operand->sharding->meshName == mesh.name
-                        ? &*operand->sharding
-                        : nullptr);
-    return out;
-  }
-
-  /// The strategy the partitioner runs for `op` with these operand layouts
-  /// (null: not written) and `result`: its own factor assignment (used
-  /// where the enumeration has no strategy for what the user wrote, e.g.
-  /// uneven dims).
-  static Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
-                                      const std::vector<const Sharding *> &operands,
-                                      const Sharding &result, const Mesh &mesh) {
-    Strategy s;
-    s.factorAxes = partition::assignFactors(op, rule, operands, {&result}, mesh);
-    for (const TensorFactors &t : rule.operands)
-      s.operands.push_back(shardingFromFactors(mesh.name, t, s.factorAxes, mesh));
-    s.computed = shardingFromFactors(mesh.name, rule.results[0], s.factorAxes, mesh);
-    for (size_t f = 0; f < rule.numFactors(); ++f)
-      if (rule.factorKinds[f] == FactorKind::Reduction)
-        s.partial.insert(s.partial.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
-    s.partial = mergedAxes(s.partial, mesh);
-    s.partialKind = op.kind == OpKind::ReduceMax   ? "max"
-                    : op.kind == OpKind::ReduceMin ? "min"
-                                                   : "sum";
-    s.result = result;
-    return s;
-  }
-
-  /// When every operand's sharding is written closed too, the op's strategy
-  /// is the user's: the strategies taking the operands as written (computed
-  /// as the partitioner computes them, no reshard into the op). When no
-  /// enumerated strategy does (written layouts the enumeration leaves out,
-  /// such as uneven dims), the one the partitioner runs: its own factor
-  /// assignment from the written shardings.
-  static std::vector<Strategy> keepWrittenOperands(const Op &op, const ShardingRule &rule,
-                                                   std::vector<Strategy> all, const Mesh &mesh) {
-    std::vector<const Sharding *> operands;
-    for (const Value *operand : op.operands) {
-      if (!operand->sharding || !operand->sharding->isClosed() ||
-          operand->sharding->meshName != mesh.name)
-        return all;
-      operands.push_back(&*operand->sharding);
-    }
-    std::vector<Strategy> kept;
-    for (const Strategy &s : all) {
-      bool same = s.operands.size() == op.operands.size();
-      for (size_t i = 0; same && i < s.operands.size(); ++i)
-        same = sameLayout(s.operands[i], *op.operands[i]->sharding, mesh);
-      if (same)
-        kept.push_back(s);
-    }
-    if (!kept.empty())
-      return kept;
-    all.push_back(partitionerStrategy(op, rule, operands, op.result()->sharding->closed(), mesh));
-    return all;
   }
 
   /// The operand whose layout decides the op's strategy (a follower's

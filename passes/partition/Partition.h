@@ -4,9 +4,6 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/partition/PartitionReport.h"
-#include "passes/rules/ShardingRules.h"
-
-#include <vector>
 
 namespace shardc {
 
@@ -20,19 +17,4 @@ namespace shardc {
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report);
 bool partitionModule(Module &module, DiagnosticEngine &diags);
 
-namespace partition {
-
-/// For each factor of `rule`, the mesh axes that shard it, chosen from the
-/// operands' current layouts first (null: none), then the results'
-/// shardings; an axis is used once. Permutation factors, and factors of a
-/// reshape that are not on both sides or whose size the axes don't divide,
-/// stay unsharded. The layouts the partitioner computes `op` in; the
-/// auto-sharding solver prices written layouts it does not enumerate with
-/// the same assignment.
-std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
-                                                const std::vector<const Sharding *> &operands,
-                                                const std::vector<const Sharding *> &results,
-                                                const Mesh &mesh);
-
-} // namespace partition
 } // namespace shardc

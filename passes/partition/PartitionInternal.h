@@ -3,7 +3,7 @@
 // that emit ops and collectives.
 #pragma once
 
-#include "passes/partition/Partition.h"
+#include "passes/partition/FactorAssignment.h"
 #include "passes/partition/PartitionReport.h"
 #include "passes/reshard/ReshardPlanner.h"
 #include "passes/rules/ShardingRules.h"
@@ -120,7 +120,7 @@ void partitionControlFlow(Body &body, const Op &op);
 void partitionManual(Body &body, const Op &op);
 
 // ---- factor assignment (partition_assignment.cpp) ----------------------------------
-// assignFactors is declared in Partition.h (auto-sharding prices with it).
+// assignFactors is declared in FactorAssignment.h (auto-sharding prices with it).
 
 /// Whether two shardings lay a tensor out identically (replicated lists and
 /// open/closed ignored).
