@@ -38,13 +38,15 @@ struct Strategy {
   double toWrittenResult = 0;
 };
 
-/// Every strategy of `op` under `rule` on `mesh`: whole mesh axes assigned
-/// to its shardable factors, each axis to at most one factor, the factor's
-/// size divisible by its axes' product; a dim of several factors keeps its
-/// major factors whole before a minor one is sharded (what the partitioner
-/// can compute, partition_assignment.cpp). Costs are left at 0.
+/// Every strategy of `op` under `rule` on `mesh`: mesh axes assigned to its
+/// shardable factors, each axis (or each of its two sub-axes, where a dim
+/// needs them) to at most one factor, the factor's size divisible by its
+/// axes' product; a dim of several factors keeps its major factors whole
+/// before a minor one is sharded (what the partitioner can compute,
+/// partition_assignment.cpp). Costs are left at 0.
 std::vector<Strategy> opStrategies(const Op &op, const ShardingRule &rule, const Mesh &mesh);
-/// Every layout of a value of `type` on `mesh` (whole axes, divisible dims).
+/// Every layout of a value of `type` on `mesh` (axes whole or split in two
+/// sub-axes where a dim needs it, divisible dims).
 std::vector<Strategy> valueStrategies(const TensorType &type, const Mesh &mesh);
 /// Whether `candidate` honours `written`: closed dims equal, open dims start
 /// with the written axes, no axis named in `written.replicated`.

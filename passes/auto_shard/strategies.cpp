@@ -158,6 +158,24 @@ std::string reductionKindOf(OpKind kind) {
   return "sum";
 }
 
+/// The strategy computing `op` with these factor axes: operand and result
+/// layouts from the rule, reduction factors' axes partial (result = the
+/// computed layout).
+Strategy fromFactors(const Op &op, const ShardingRule &rule,
+                     std::vector<std::vector<AxisRef>> axes, const Mesh &mesh) {
+  Strategy s;
+  for (const TensorFactors &t : rule.operands)
+    s.operands.push_back(shardingFromFactors(mesh.name, t, axes, mesh));
+  s.computed = s.result = shardingFromFactors(mesh.name, rule.results[0], axes, mesh);
+  for (size_t f = 0; f < rule.numFactors(); ++f)
+    if (rule.factorKinds[f] == FactorKind::Reduction)
+      s.partial.insert(s.partial.end(), axes[f].begin(), axes[f].end());
+  s.partial = mergedAxes(s.partial, mesh);
+  s.partialKind = reductionKindOf(op.kind);
+  s.factorAxes = std::move(axes);
+  return s;
+}
+
 } // namespace
 
 bool sameLayout(const Sharding &a, const Sharding &b, const Mesh &mesh) {
@@ -192,19 +210,8 @@ bool honours(const Sharding &candidate, const Sharding &written, const Mesh &mes
 std::vector<Strategy> opStrategies(const Op &op, const ShardingRule &rule, const Mesh &mesh) {
   std::vector<Strategy> out;
   const Value &result = *op.result();
-  const std::string kind = reductionKindOf(op.kind);
   forEachAssignment(rule, shardableFactors(&op, rule), mesh, [&](const auto &axes) {
-    Strategy s;
-    s.factorAxes = axes;
-    for (const TensorFactors &t : rule.operands)
-      s.operands.push_back(shardingFromFactors(mesh.name, t, axes, mesh));
-    s.result = shardingFromFactors(mesh.name, rule.results[0], axes, mesh);
-    s.computed = s.result;
-    for (size_t f = 0; f < rule.numFactors(); ++f)
-      if (rule.factorKinds[f] == FactorKind::Reduction)
-        s.partial.insert(s.partial.end(), axes[f].begin(), axes[f].end());
-    s.partial = mergedAxes(s.partial, mesh);
-    s.partialKind = kind;
+    Strategy s = fromFactors(op, rule, axes, mesh);
     out.push_back(s);
     // reduce_scatter variants: the reduction's axes appended to a result
     // dim they divide (not for reduce_mean, which the partitioner reduces
@@ -265,16 +272,8 @@ std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh) {
 Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
                              const std::vector<const Sharding *> &operands, const Sharding &result,
                              const Mesh &mesh) {
-  Strategy s;
-  s.factorAxes = partition::assignFactors(op, rule, operands, {&result}, mesh);
-  for (const TensorFactors &t : rule.operands)
-    s.operands.push_back(shardingFromFactors(mesh.name, t, s.factorAxes, mesh));
-  s.computed = shardingFromFactors(mesh.name, rule.results[0], s.factorAxes, mesh);
-  for (size_t f = 0; f < rule.numFactors(); ++f)
-    if (rule.factorKinds[f] == FactorKind::Reduction)
-      s.partial.insert(s.partial.end(), s.factorAxes[f].begin(), s.factorAxes[f].end());
-  s.partial = mergedAxes(s.partial, mesh);
-  s.partialKind = reductionKindOf(op.kind);
+  Strategy s = fromFactors(op, rule, partition::assignFactors(op, rule, operands, {&result}, mesh),
+                           mesh);
   s.result = result;
   return s;
 }
