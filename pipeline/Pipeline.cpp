@@ -252,7 +252,8 @@ const std::vector<Stage> &allStages() {
        "--explicit) at the call site",
        inlineCallsStage, unlessPrintingChecked, nullptr, true, printProgram},
       {"auto-shard", "with --auto-shard: choose shardings by an ILP over op strategies",
-       "per op the strategies of its factor rule (mesh axes per factor, split in sub-axes where a dim needs them), "
+       "per op the strategies of its factor rule (mesh axes per factor, split in sub-axes where a "
+       "dim needs them), "
        "priced by the cost model (compute, reshards from the reshard planner, "
        "memory per device); CBC picks one per op (Alpa's ILP, memory rows from "
        "liveness); written closed shardings kept; sharding_constraints inserted "

@@ -161,8 +161,8 @@ std::string reductionKindOf(OpKind kind) {
 /// The strategy computing `op` with these factor axes: operand and result
 /// layouts from the rule, reduction factors' axes partial (result = the
 /// computed layout).
-Strategy fromFactors(const Op &op, const ShardingRule &rule,
-                     std::vector<std::vector<AxisRef>> axes, const Mesh &mesh) {
+Strategy fromFactors(const Op &op, const ShardingRule &rule, std::vector<std::vector<AxisRef>> axes,
+                     const Mesh &mesh) {
   Strategy s;
   for (const TensorFactors &t : rule.operands)
     s.operands.push_back(shardingFromFactors(mesh.name, t, axes, mesh));
@@ -272,8 +272,8 @@ std::vector<const Sharding *> writtenOperands(const Op &op, const Mesh &mesh) {
 Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
                              const std::vector<const Sharding *> &operands, const Sharding &result,
                              const Mesh &mesh) {
-  Strategy s = fromFactors(op, rule, partition::assignFactors(op, rule, operands, {&result}, mesh),
-                           mesh);
+  Strategy s =
+      fromFactors(op, rule, partition::assignFactors(op, rule, operands, {&result}, mesh), mesh);
   s.result = result;
   return s;
 }
