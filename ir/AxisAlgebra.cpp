@@ -51,6 +51,24 @@ bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, cons
   return true;
 }
 
+bool sameAxisList(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].sameAs(b[i]))
+      return false;
+  return true;
+}
+
+bool sameLayout(const Sharding &a, const Sharding &b) {
+  if (a.meshName != b.meshName || a.dims.size() != b.dims.size())
+    return false;
+  for (size_t d = 0; d < a.dims.size(); ++d)
+    if (!sameAxisList(a.dims[d].axes, b.dims[d].axes))
+      return false;
+  return true;
+}
+
 bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
   if (a.name != b.name)
     return false;

@@ -28,6 +28,13 @@ AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, const Mesh 
 /// Same axis or sub-axis (a full axis equals its (1)n form).
 bool sameAxis(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
 bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b, const Mesh &mesh);
+/// The same axes and sub-axes in the same order, as written (without a mesh
+/// a full axis and its (1)n form differ; locations ignored).
+bool sameAxisList(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b);
+/// Whether two shardings lay a tensor out alike as written: the same mesh
+/// and the same axes in every dim (open/closed, priorities, replicated lists
+/// and locations ignored).
+bool sameLayout(const Sharding &a, const Sharding &b);
 /// `a` is a prefix of `b` (or equal): same name and pre-size, size(a) divides size(b).
 bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh);
 /// `b` lies inside `a`.

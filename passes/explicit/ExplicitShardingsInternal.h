@@ -14,9 +14,6 @@ namespace shardc::explicit_shardings {
 /// Equal axes, major to minor (open and priority are ignored: in --explicit
 /// mode every sharding is closed and has none).
 bool sameDim(const DimSharding &a, const DimSharding &b);
-/// Same mesh and same dims. Explicitly replicated axes are ignored: in
-/// sharding-in-types every axis not named in a dim is replicated anyway.
-bool sameSharding(const Sharding &a, const Sharding &b);
 /// A closed sharding of `mesh` with these dims and nothing replicated.
 Sharding makeSharding(const std::string &mesh, std::vector<DimSharding> dims);
 /// A closed dim with these axes and no location.

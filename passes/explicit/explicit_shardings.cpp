@@ -11,6 +11,7 @@
 //      sharding, an unannotated one takes it.
 // Example: %x [{"x"}, {}] and %w unannotated (replicated [{}, {}]):
 //   %h = matmul %x, %w  ->  [{"x"}, {}];   %e = exp %h  ->  [{"x"}, {}].
+#include "ir/AxisAlgebra.h"
 #include "ir/Printer.h"
 #include "passes/explicit/ExplicitShardings.h"
 #include "passes/explicit/ExplicitShardingsInternal.h"
@@ -151,7 +152,7 @@ private:
         spec.sharding = *v->sharding;
         continue;
       }
-      if (sameSharding(*spec.sharding, *v->sharding))
+      if (sameLayout(*spec.sharding, *v->sharding))
         continue;
       Loc loc = i < f.body.returnedLocs.size() ? f.body.returnedLocs[i] : f.body.returnLoc;
       diags_
@@ -234,7 +235,7 @@ private:
         const std::optional<Sharding> &written =
             i < op.results.size() ? op.results[i]->sharding : std::nullopt;
         carried.push_back(written ? *written : *init.sharding);
-        if (!written || sameSharding(*written, *init.sharding))
+        if (!written || sameLayout(*written, *init.sharding))
           continue;
         Loc loc = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
         diags_
@@ -283,7 +284,7 @@ private:
                           const char *what) {
     for (size_t i = 0; i < region.returned.size() && i < want.size(); ++i) {
       const Value *v = region.returned[i];
-      if (!v || !v->sharding || sameSharding(*v->sharding, want[i]))
+      if (!v || !v->sharding || sameLayout(*v->sharding, want[i]))
         continue;
       Loc loc = i < region.returnedLocs.size() ? region.returnedLocs[i] : region.returnLoc;
       diags_
@@ -315,7 +316,7 @@ private:
       return std::nullopt;
     const Sharding &target = attr->shardings.front();
     Value &operand = *op.operands[0];
-    if (op.kind == OpKind::ShardingConstraint && !sameSharding(*operand.sharding, target)) {
+    if (op.kind == OpKind::ShardingConstraint && !sameLayout(*operand.sharding, target)) {
       // On a mixed mesh (or inside explicit_axes) only some axes assert:
       // the note says which kind does what, not the global mode.
       const Mesh *mesh = module_.findMesh(target.meshName);
@@ -348,7 +349,7 @@ private:
     bool ok = true;
     for (size_t i = 0; i < op.operands.size() && i < ins.size(); ++i) {
       Value &operand = *op.operands[i];
-      if (sameSharding(*operand.sharding, ins[i]))
+      if (sameLayout(*operand.sharding, ins[i]))
         continue;
       Loc loc = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
       diags_
@@ -401,7 +402,7 @@ private:
         continue;
       }
       Sharding outside = withoutManualAxes(list[i], axes);
-      if (!sameSharding(*operand.sharding, outside)) {
+      if (!sameLayout(*operand.sharding, outside)) {
         Loc loc = i < op.operandLocs.size() ? op.operandLocs[i] : op.loc;
         diags_
             .error(loc, fmt::format("explicit_axes - in_shardings {} differs from operand {} on "
@@ -424,7 +425,7 @@ private:
         continue;
       }
       Sharding expected = withoutManualAxes(list[i], axes);
-      if (!sameSharding(*v->sharding, expected)) {
+      if (!sameLayout(*v->sharding, expected)) {
         Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
         diags_
             .error(loc, fmt::format("auto_axes - returned value {} ({}) differs from "
@@ -450,7 +451,7 @@ private:
       if (!v || !v->sharding)
         continue;
       Sharding expected = withoutManualAxes(outs[i], parts.manualAxes);
-      if (sameSharding(*v->sharding, expected))
+      if (sameLayout(*v->sharding, expected))
         continue;
       Loc loc = i < body.returnedLocs.size() ? body.returnedLocs[i] : body.returnLoc;
       diags_

@@ -7,23 +7,7 @@
 
 namespace shardc::explicit_shardings {
 
-bool sameDim(const DimSharding &a, const DimSharding &b) {
-  if (a.axes.size() != b.axes.size())
-    return false;
-  for (size_t i = 0; i < a.axes.size(); ++i)
-    if (!a.axes[i].sameAs(b.axes[i]))
-      return false;
-  return true;
-}
-
-bool sameSharding(const Sharding &a, const Sharding &b) {
-  if (a.meshName != b.meshName || a.dims.size() != b.dims.size())
-    return false;
-  for (size_t d = 0; d < a.dims.size(); ++d)
-    if (!sameDim(a.dims[d], b.dims[d]))
-      return false;
-  return true;
-}
+bool sameDim(const DimSharding &a, const DimSharding &b) { return sameAxisList(a.axes, b.axes); }
 
 DimSharding closedDim(std::vector<AxisRef> axes) {
   DimSharding dim;

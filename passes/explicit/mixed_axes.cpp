@@ -25,6 +25,7 @@
 // Example: @m = <["x"=2, "y"=4], axis_types=[explicit, auto]>, %a [{"x"}, {}]
 // and %b [{}, {"y"}]: %s = add %a, %b is typed [{"x"}, {}] on "x" and
 // propagation gives it [{"x"}, {"y"}].
+#include "ir/AxisAlgebra.h"
 #include "ir/AxisTypes.h"
 #include "ir/Printer.h"
 #include "passes/explicit/ExplicitShardings.h"
@@ -412,7 +413,7 @@ private:
         continue;
       Sharding now = **slot.where;
       restrict(now, slot.scope);
-      if (!sameSharding(now, *slot.explicitPart))
+      if (!sameLayout(now, *slot.explicitPart))
         throw InternalError(slot.loc,
                             fmt::format("mixed axes - propagation changed an explicit "
                                         "axis: {} vs {}",

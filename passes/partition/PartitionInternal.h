@@ -122,8 +122,4 @@ void partitionManual(Body &body, const Op &op);
 // ---- factor assignment (partition_assignment.cpp) ----------------------------------
 // assignFactors is declared in FactorAssignment.h (auto-sharding prices with it).
 
-/// Whether two shardings lay a tensor out identically (replicated lists and
-/// open/closed ignored).
-bool sameLayout(const Sharding &a, const Sharding &b);
-
 } // namespace shardc::partition

@@ -217,7 +217,7 @@ private:
     for (size_t i = 0; i < f_.body.returned.size() && i < f_.results.size(); ++i) {
       Value *v = f_.body.returned[i];
       const auto &want = f_.results[i].sharding;
-      if (!v || !want || !v->sharding || partition::sameLayout(*v->sharding, *want))
+      if (!v || !want || !v->sharding || sameLayout(*v->sharding, *want))
         continue;
       auto op = std::make_unique<Op>();
       op->kind = OpKind::Reshard;

@@ -103,18 +103,4 @@ Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::str
                    hint);
 }
 
-bool sameLayout(const Sharding &a, const Sharding &b) {
-  if (a.meshName != b.meshName || a.dims.size() != b.dims.size())
-    return false;
-  for (size_t d = 0; d < a.dims.size(); ++d) {
-    const auto &x = a.dims[d].axes, &y = b.dims[d].axes;
-    if (x.size() != y.size())
-      return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (!x[i].sameAs(y[i]))
-        return false;
-  }
-  return true;
-}
-
 } // namespace shardc::partition

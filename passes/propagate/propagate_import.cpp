@@ -17,6 +17,7 @@
 // sharding op. Values on Shardy's data-flow edges (loop and `if` results,
 // region arguments) are left alone (Shardy rewrites their uses instead; see
 // docs/propagation.md).
+#include "ir/AxisAlgebra.h"
 #include "passes/propagate/PropagateInternal.h"
 
 #include <map>
@@ -26,23 +27,13 @@ namespace shardc::propagation {
 
 namespace {
 
-bool sameAxes(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].sameAs(b[i]))
-      return false;
-  return true;
-}
-
-/// Whether two written shardings say the same (locations aside).
+/// Whether two written shardings say the same (locations aside): the same
+/// layout, replicated axes, open dims and priorities.
 bool sameSharding(const Sharding &a, const Sharding &b) {
-  if (a.meshName != b.meshName || a.dims.size() != b.dims.size() ||
-      !sameAxes(a.replicated, b.replicated))
+  if (!sameLayout(a, b) || !sameAxisList(a.replicated, b.replicated))
     return false;
   for (size_t d = 0; d < a.dims.size(); ++d)
-    if (a.dims[d].open != b.dims[d].open || a.dims[d].priority != b.dims[d].priority ||
-        !sameAxes(a.dims[d].axes, b.dims[d].axes))
+    if (a.dims[d].open != b.dims[d].open || a.dims[d].priority != b.dims[d].priority)
       return false;
   return true;
 }
