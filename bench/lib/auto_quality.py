@@ -10,7 +10,7 @@ import os
 import re
 
 from . import auto_programs, npy
-from .measure import BenchError, Profile, run
+from .measure import BenchError, run
 from .workloads import Result, in_rounds, median_profile
 
 _ESTIMATE = re.compile(r"^  estimated time ([0-9.]+) us", re.M)
@@ -92,11 +92,6 @@ def _inputs(b, index, source):
     return options
 
 
-def _profile(b, exe, ranks, repeats, inputs):
-    return Profile(run([b.mpiexec, "-n", str(ranks), exe] + inputs
-                       + ["--repeat", str(repeats), "--profile"], timeout=1200))
-
-
 def _peak(profile):
     """The largest measured peak of allocated bytes over the ranks."""
     match = _PEAK.search(profile.text)
@@ -152,8 +147,8 @@ def _one_case(b, c, index, label, mesh, ranks, axes, program):
     if b.smoke:
         b.check(exes["auto, budget"], ranks, budget_name)
     inputs = _inputs(b, index, source)
-    got = in_rounds(c["rounds"], {name: (lambda exe=exe: _profile(b, exe, ranks, c["repeats"],
-                                                                  inputs))
+    got = in_rounds(c["rounds"], {name: (lambda exe=exe: b.profile_once(exe, ranks,
+                                                                       c["repeats"], inputs))
                                   for name, exe in exes.items()})
     prof = {name: median_profile(profiles) for name, profiles in got.items()}
     peak = {name: max(_peak(p) for p in profiles) for name, profiles in got.items()}

@@ -12,7 +12,7 @@ import shutil
 import sys
 
 from . import auto_programs, programs
-from .measure import BenchError, Profile, Sample, run
+from .measure import BenchError, Sample, run
 from .workloads import Result, in_rounds, median_profile
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers",
@@ -106,13 +106,6 @@ def check_against_torch(b, kind, exe, python, c, inputs, d):
     b.log(f"{kind}: shardc and PyTorch agree on the same inputs")
 
 
-def _profile(b, exe, ranks, repeats, inputs):
-    """The executable's --profile on `inputs` (--input options; random
-    values when there are none)."""
-    return Profile(run([b.mpiexec, "-n", str(ranks), exe] + (inputs or ["--random-inputs", "1"])
-                       + ["--repeat", str(repeats), "--profile"], timeout=1200))
-
-
 def _case(kind, c):
     ranks = c["ranks"]
     if kind == "mlp":
@@ -143,7 +136,7 @@ def model_workload(b, kind, label):
         else:
             check_against_torch(b, kind, exe, python, c, inputs, d)
     styles = _styles(kind)
-    measures = {"shardc": lambda: _profile(b, exe, ranks, repeats, inputs),
+    measures = {"shardc": lambda: b.profile_once(exe, ranks, repeats, inputs),
                 "gemm": lambda: b.peer_sample([b.peer("bench-blas-gemm"), "f32",
                                                str(c["gemm_n"]), str(ranks),
                                                str(repeats)]).times}

@@ -75,9 +75,12 @@ class Bench:
         run([self.shardc, shd, "-o", exe] + list(flags), timeout=600)
         return exe
 
-    def profile_once(self, exe, ranks, repeats):
-        return Profile(run([self.mpiexec, "-n", str(ranks), exe, "--random-inputs", "1",
-                            "--repeat", str(repeats), "--profile"], timeout=1200))
+    def profile_once(self, exe, ranks, repeats, inputs=None):
+        """The executable's --profile on `inputs` (--input options; random
+        values when there are none)."""
+        return Profile(run([self.mpiexec, "-n", str(ranks), exe]
+                           + (inputs or ["--random-inputs", "1"])
+                           + ["--repeat", str(repeats), "--profile"], timeout=1200))
 
     def check(self, exe, ranks, name):
         """Smoke runs only: the executable's results equal the interpreter's."""

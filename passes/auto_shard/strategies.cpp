@@ -24,6 +24,7 @@
 #include "ir/AxisAlgebra.h"
 #include "passes/partition/FactorAssignment.h"
 
+#include <algorithm>
 #include <functional>
 
 namespace shardc::autoshard {
@@ -280,13 +281,9 @@ Strategy partitionerStrategy(const Op &op, const ShardingRule &rule,
 
 std::vector<Strategy> keepWrittenOperands(const Op &op, const ShardingRule &rule,
                                           std::vector<Strategy> all, const Mesh &mesh) {
-  std::vector<const Sharding *> operands;
-  for (const Value *operand : op.operands) {
-    if (!operand->sharding || !operand->sharding->isClosed() ||
-        operand->sharding->meshName != mesh.name)
-      return all;
-    operands.push_back(&*operand->sharding);
-  }
+  std::vector<const Sharding *> operands = writtenOperands(op, mesh);
+  if (std::find(operands.begin(), operands.end(), nullptr) != operands.end())
+    return all;
   std::vector<Strategy> kept;
   for (const Strategy &s : all) {
     bool same = s.operands.size() == op.operands.size();
