@@ -34,6 +34,9 @@ struct Strategy {
   double compute = 0;       // seconds
   double communication = 0; // seconds: the reduction, or a reshard to a written layout
   double memory = 0;        // result bytes per device (padded)
+  /// Bytes per device only while the op runs: the computed result before
+  /// its reduction and the reduction's buffers (0 without one).
+  double transient = 0;
   /// Returned by @main with a written sharding: the reshard to it (seconds).
   double toWrittenResult = 0;
 };
@@ -93,6 +96,12 @@ public:
   /// Sets compute, communication (the reduction into `result`) and memory
   /// of `s` for `op` (null for a parameter) producing a value of `type`.
   void price(const Op *op, const TensorType &type, Strategy &s);
+  /// Bytes per device a plan of `type` holds at once while it runs, beyond
+  /// its source: the buffers between its steps, each collective's scratch
+  /// (freed after it under a budget, runtime/Collectives.cpp) and, when
+  /// `withResult`, its result.
+  double workingBytes(const ReshardPlan &plan, const TensorType &type, const Sharding &from,
+                      bool withResult) const;
   const Mesh &meshOf(const Sharding &s) const;
 
 private:

@@ -36,6 +36,18 @@ struct Elimination {
   size_t stride = 0;
 };
 
+/// Bytes live over steps [first, last] that depend on one group's choice
+/// (h < 0: one entry per alive strategy of g) or on two groups' (g < h: a
+/// matrix over their alive strategies, as in `pairs`): the transients and
+/// edge copies of a budgeted problem.
+struct MemoryTerm {
+  int first = 0;
+  int last = 0;
+  int g = 0;
+  int h = -1;
+  std::vector<double> bytes;
+};
+
 /// The groups, the edge cost matrices between them, and what was removed.
 struct ReducedModel {
   std::vector<ReducedGroup> groups;
@@ -44,6 +56,9 @@ struct ReducedModel {
   std::map<std::pair<int, int>, std::vector<double>> pairs;
   double constant = 0;
   std::vector<Elimination> eliminations; // in the order they happened
+  /// With a budget: transients and edge copies (a pair term's groups keep
+  /// their pair: its matrix is not folded away).
+  std::vector<MemoryTerm> memoryTerms;
   PresolveStats stats;
 };
 
@@ -51,7 +66,8 @@ struct ReducedModel {
 /// edges touching a one-strategy group into linear costs, sums parallel
 /// edges per group pair; then, when `problem.presolve` is set, applies the
 /// exact reductions: separable matrices folded into both sides, dominated
-/// strategies dropped (memory counts when there is a budget), and without a
+/// strategies dropped (memory, transients and edge copies count when there
+/// is a budget), and without a
 /// budget groups with at most two neighbours eliminated into them.
 ReducedModel reduceProblem(const StrategyProblem &problem);
 

@@ -27,6 +27,12 @@ struct ProblemNode {
   /// (a follower: elementwise chains, reshapes). The leader comes first and
   /// has as many strategies.
   int follows = -1;
+  /// Bytes per device the node needs only while its op runs, at `step`, per
+  /// strategy (empty: none): the unreduced result before its reduction and
+  /// the collective's scratch.
+  std::vector<double> transient;
+  /// The step of the node's op (where `transient` is live); -1: liveStart.
+  int step = -1;
 };
 
 /// One edge: cost[p * k_to + q] when `from` picks p and `to` picks q (the
@@ -35,6 +41,10 @@ struct ProblemEdge {
   int from = 0;
   int to = 0;
   std::vector<double> cost;
+  /// Bytes per device live at `step` only, indexed as `cost` (empty: none):
+  /// the consumer's resharded copy of the value and the collective's scratch.
+  std::vector<double> memory;
+  int step = 0;
 };
 
 struct StrategyProblem {
@@ -110,7 +120,10 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem);
 double objectiveOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// The peak over steps of the bytes live under `choice` (the M_t rows).
 double peakMemoryOf(const StrategyProblem &problem, const std::vector<int> &choice);
-/// The bytes live at each step under `choice` (numSteps entries, at least 1).
+/// The step where a node's transient bytes are live.
+int transientStep(const ProblemNode &node);
+/// The bytes live at each step under `choice` (numSteps entries, at least 1):
+/// values over their live ranges, transients and edge copies at their step.
 std::vector<double> liveBytesOf(const StrategyProblem &problem, const std::vector<int> &choice);
 /// Whether `choice` keeps every follower on its leader's strategy.
 bool followsLeaders(const StrategyProblem &problem, const std::vector<int> &choice);

@@ -1,6 +1,7 @@
 // Plans within a memory budget found by Lagrangian relaxation: the budget
 // rows M_t <= B are priced into the costs with multipliers mu_t >= 0 (a
-// value pays the multipliers of the steps it is live at, per byte), and the
+// value pays the multipliers of the steps it is live at, per byte; a
+// transient or an edge's copy those of its step), and the
 // problem without a budget, which the presolve mostly eliminates, is solved
 // exactly. Every priced optimum minus B * sum(mu) is a lower bound on the
 // budgeted optimum. First one multiplier spread over the steps over the
@@ -47,6 +48,14 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
       double price = to > from ? prefix[to] - prefix[from] : 0.0;
       for (size_t p = 0; p < node.memory.size(); ++p)
         node.cost[p] += price * node.memory[p];
+      int at = std::clamp(transientStep(node), 0, steps - 1);
+      for (size_t p = 0; p < node.transient.size(); ++p)
+        node.cost[p] += mu[at] * node.transient[p];
+    }
+    for (ProblemEdge &edge : priced.edges) {
+      int at = std::clamp(edge.step, 0, steps - 1);
+      for (size_t i = 0; i < edge.memory.size(); ++i)
+        edge.cost[i] += mu[at] * edge.memory[i];
     }
     priced.timeLimitSeconds = std::max(0.01, left());
     StrategySolution s = solveStrategyProblem(priced);

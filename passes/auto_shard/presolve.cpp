@@ -71,6 +71,8 @@ public:
         for (int q = 0; q < kv; ++q)
           matrix[gu < gv ? p * kv + q : q * ku + p] += edge.cost[p * kv + q];
     }
+    if (budgeted_)
+      addMemoryTerms();
   }
 
   void run() {
@@ -132,6 +134,90 @@ private:
     m_.groups[h].neighbours.erase(g);
   }
 
+  /// The transients and edge copies as terms over the groups (original
+  /// strategy indices: nothing is dropped yet).
+  void addMemoryTerms() {
+    termsOf_.assign(m_.groups.size(), {});
+    auto add = [&](MemoryTerm term) {
+      termsOf_[term.g].push_back(static_cast<int>(m_.memoryTerms.size()));
+      if (term.h >= 0)
+        termsOf_[term.h].push_back(static_cast<int>(m_.memoryTerms.size()));
+      m_.memoryTerms.push_back(std::move(term));
+    };
+    for (size_t n = 0; n < problem_.nodes.size(); ++n) {
+      const ProblemNode &node = problem_.nodes[n];
+      if (!node.transient.empty())
+        add({transientStep(node), transientStep(node), m_.groupOf[n], -1, node.transient});
+    }
+    for (const ProblemEdge &edge : problem_.edges) {
+      if (edge.memory.empty())
+        continue;
+      int gu = m_.groupOf[edge.from], gv = m_.groupOf[edge.to];
+      int ku = size(gu), kv = static_cast<int>(problem_.nodes[edge.to].cost.size());
+      MemoryTerm term{edge.step, edge.step, std::min(gu, gv), gu == gv ? -1 : std::max(gu, gv), {}};
+      if (gu == gv) {
+        for (int p = 0; p < ku; ++p)
+          term.bytes.push_back(edge.memory[p * kv + p]);
+      } else {
+        term.bytes.assign(edge.memory.size(), 0.0);
+        for (int p = 0; p < ku; ++p)
+          for (int q = 0; q < kv; ++q)
+            term.bytes[gu < gv ? p * kv + q : q * ku + p] = edge.memory[p * kv + q];
+      }
+      add(std::move(term));
+    }
+  }
+
+  bool hasPairTerm(int g, int h) const {
+    if (termsOf_.empty())
+      return false;
+    for (int t : termsOf_[g])
+      if (m_.memoryTerms[t].h >= 0 && (m_.memoryTerms[t].g == h || m_.memoryTerms[t].h == h))
+        return true;
+    return false;
+  }
+
+  /// A pair term of g and h folded with their pair (one of them has one
+  /// strategy left): it becomes a term of the other group.
+  void foldPairTerms(int g, int h) {
+    if (termsOf_.empty())
+      return;
+    int keep = size(g) == 1 ? h : g, gone = keep == g ? h : g;
+    std::vector<int> folded;
+    for (int t : termsOf_[g]) {
+      MemoryTerm &term = m_.memoryTerms[t];
+      if (term.h < 0 || (term.g != h && term.h != h))
+        continue;
+      std::vector<double> bytes;
+      for (int a = 0; a < size(keep); ++a)
+        bytes.push_back(at(term.bytes, keep, a, gone, 0));
+      term = MemoryTerm{term.first, term.last, keep, -1, std::move(bytes)};
+      folded.push_back(t);
+    }
+    std::vector<int> &list = termsOf_[gone];
+    list.erase(std::remove_if(list.begin(), list.end(),
+                              [&](int t) {
+                                return std::find(folded.begin(), folded.end(), t) != folded.end();
+                              }),
+               list.end());
+  }
+
+  /// A matrix between g and h without the strategies of g not in `keep`.
+  std::vector<double> compact(const std::vector<double> &m, int g, int h,
+                              const std::vector<int> &keep) const {
+    std::vector<double> next;
+    int k = size(g), kh = size(h);
+    if (g < h) {
+      for (int a : keep)
+        next.insert(next.end(), m.begin() + a * kh, m.begin() + (a + 1) * kh);
+    } else {
+      for (int b = 0; b < kh; ++b)
+        for (int a : keep)
+          next.push_back(m[b * k + a]);
+    }
+    return next;
+  }
+
   /// Step 2 on every matrix of g; the other ends go to `touched`.
   bool foldSeparable(int g, std::vector<int> &touched) {
     bool changed = false;
@@ -148,8 +234,10 @@ private:
           separable = std::abs(at(m, g, a, h, b) - at(m, g, a, h, 0) - at(m, g, 0, h, b) +
                                at(m, g, 0, h, 0)) <= tolerance;
       bool trivial = size(g) == 1 || size(h) == 1;
-      if (!separable || (!trivial && !problem_.presolve))
+      if (!separable || (!trivial && (!problem_.presolve || hasPairTerm(g, h))))
         continue;
+      if (trivial)
+        foldPairTerms(g, h);
       ReducedGroup &gg = m_.groups[g];
       ReducedGroup &hh = m_.groups[h];
       for (int a = 0; a < size(g); ++a)
@@ -182,6 +270,18 @@ private:
         if (!memory.empty() && memory[gg.alive[b]] > memory[gg.alive[a]])
           return false;
       }
+    for (int t : termsOf_.empty() ? std::vector<int>() : termsOf_[g]) {
+      const MemoryTerm &term = m_.memoryTerms[t];
+      if (term.h < 0) {
+        if (term.bytes[b] > term.bytes[a])
+          return false;
+        continue;
+      }
+      int h = term.g == g ? term.h : term.g;
+      for (int q = 0; q < size(h); ++q)
+        if (at(term.bytes, g, b, h, q) > at(term.bytes, g, a, h, q))
+          return false;
+    }
     return true;
   }
 
@@ -207,17 +307,18 @@ private:
         keep.push_back(a);
     for (int h : gg.neighbours) {
       std::vector<double> &m = pair(g, h, false);
-      std::vector<double> next;
-      int kh = size(h);
-      if (g < h) {
+      m = compact(m, g, h, keep);
+    }
+    for (int t : termsOf_.empty() ? std::vector<int>() : termsOf_[g]) {
+      MemoryTerm &term = m_.memoryTerms[t];
+      if (term.h < 0) {
+        std::vector<double> bytes;
         for (int a : keep)
-          next.insert(next.end(), m.begin() + a * kh, m.begin() + (a + 1) * kh);
+          bytes.push_back(term.bytes[a]);
+        term.bytes = std::move(bytes);
       } else {
-        for (int b = 0; b < kh; ++b)
-          for (int a : keep)
-            next.push_back(m[b * k + a]);
+        term.bytes = compact(term.bytes, g, term.g == g ? term.h : term.g, keep);
       }
-      m = std::move(next);
     }
     std::vector<int> alive;
     std::vector<double> linear;
@@ -292,6 +393,7 @@ private:
   const StrategyProblem &problem_;
   ReducedModel &m_;
   bool budgeted_;
+  std::vector<std::vector<int>> termsOf_; // group -> its memory terms (with a budget)
 };
 
 } // namespace

@@ -75,6 +75,51 @@ double Pricer::time(const ReshardPlan &plan, DType dtype) const {
   return seconds;
 }
 
+namespace {
+
+/// The scratch the runtime's collective takes beside its input and output,
+/// at most (runtime/Collectives.cpp): all_gather unpacks from a gathered
+/// copy, all_to_all packs what it sends and what it receives,
+/// reduce_scatter packs its input and receives the others' blocks, a large
+/// all_reduce receives the others' blocks.
+double scratchBytes(ReshardStepKind kind, double input, double output) {
+  switch (kind) {
+  case ReshardStepKind::AllGather:
+    return output;
+  case ReshardStepKind::AllToAll:
+    return 2 * output;
+  case ReshardStepKind::ReduceScatter:
+    return 2 * input;
+  case ReshardStepKind::AllReduce:
+    return input;
+  default:
+    return 0;
+  }
+}
+
+} // namespace
+
+double Pricer::workingBytes(const ReshardPlan &plan, const TensorType &type, const Sharding &from,
+                            bool withResult) const {
+  std::vector<const ReshardStep *> moving;
+  for (const ReshardStep &step : plan.steps)
+    if (step.kind != ReshardStepKind::Relabel)
+      moving.push_back(&step);
+  double most = 0, input = localBytes(type, from, meshOf(from));
+  for (size_t k = 0; k < moving.size(); ++k) {
+    double output = static_cast<double>(dtypeBytes(type.dtype));
+    for (int64_t d : moving[k]->localShapeAfter)
+      output *= static_cast<double>(d);
+    bool last = k + 1 == moving.size();
+    // The source is its value's own bytes; a step's input is the previous
+    // step's output, live with it.
+    double held = (k > 0 ? input : 0) + (last && !withResult ? 0 : output);
+    most = std::max(most, held + scratchBytes(moving[k]->kind, input, output));
+    input = output;
+  }
+  return most;
+}
+
 void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   const Mesh &mesh = meshOf(s.result);
   s.memory = localBytes(type, s.result, mesh);
@@ -100,8 +145,15 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   }
   s.compute = seconds;
   s.communication = 0;
-  if (!s.partial.empty() || !sameLayout(computed, s.result, mesh))
-    s.communication = time(plan(type, computed, s.partial, s.partialKind, s.result), type.dtype);
+  s.transient = 0;
+  if (!s.partial.empty() || !sameLayout(computed, s.result, mesh)) {
+    const ReshardPlan &reduction = plan(type, computed, s.partial, s.partialKind, s.result);
+    s.communication = time(reduction, type.dtype);
+    // The result is the value's own bytes; the computed one is live until
+    // the reduction has read it.
+    s.transient = localBytes(type, computed, mesh) +
+                  workingBytes(reduction, type, computed, /*withResult=*/false);
+  }
 }
 
 } // namespace shardc::autoshard

@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
 namespace shardc::autoshard {
 namespace {
@@ -361,13 +362,25 @@ private:
       uses(*body.ops[k], static_cast<int>(k) + 1);
     for (const Value *v : body.returned)
       lastUse[v] = p.numSteps - 1;
+    // The runtime reads every parameter before the program runs and keeps it
+    // to the end (--repeat runs again on it), and allocates every result's
+    // output buffer before the program runs.
+    for (const auto &param : body.args)
+      lastUse[param.get()] = p.numSteps - 1;
+    std::set<const Value *> returned(body.returned.begin(), body.returned.end());
     for (const GraphNode &node : graph_.nodes) {
       ProblemNode pn;
+      bool transient = false;
       for (const Strategy &s : node.strategies) {
         pn.cost.push_back((s.compute + s.communication + s.toWrittenResult) * node.weight);
         pn.memory.push_back(s.memory);
+        pn.transient.push_back(s.transient);
+        transient = transient || s.transient > 0;
       }
-      pn.liveStart = node.step;
+      if (!transient)
+        pn.transient.clear();
+      pn.step = node.step;
+      pn.liveStart = returned.count(node.value) ? 0 : node.step;
       auto it = lastUse.find(node.value);
       pn.liveEnd = std::max(node.step, it == lastUse.end() ? node.step : it->second);
       pn.follows = node.follows;
@@ -385,13 +398,19 @@ private:
         // A reshard of a value from outside a loop is hoisted: it runs as
         // often as the producer, not the consumer.
         double weight = std::min(producer.weight, consumer.weight);
-        ProblemEdge edge{it->second, static_cast<int>(v), {}};
+        ProblemEdge edge{it->second, static_cast<int>(v), {}, {}, consumer.step};
+        const TensorType &type = producer.value->type;
+        bool copies = false;
         for (const Strategy &from : producer.strategies)
-          for (const Strategy &to : consumer.strategies)
-            edge.cost.push_back(weight *
-                                pricer_.time(pricer_.plan(producer.value->type, from.result, {},
-                                                          "sum", to.operands[i]),
-                                             producer.value->type.dtype));
+          for (const Strategy &to : consumer.strategies) {
+            const ReshardPlan &plan = pricer_.plan(type, from.result, {}, "sum", to.operands[i]);
+            edge.cost.push_back(weight * pricer_.time(plan, type.dtype));
+            // The consumer's copy, live while it runs.
+            edge.memory.push_back(pricer_.workingBytes(plan, type, from.result, true));
+            copies = copies || edge.memory.back() > 0;
+          }
+        if (!copies)
+          edge.memory.clear();
         graph_.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
         p.edges.push_back(std::move(edge));
       }
@@ -399,7 +418,7 @@ private:
     for (const BackEdge &back : backEdges_) {
       const GraphNode &producer = graph_.nodes[back.from];
       const GraphNode &carried = graph_.nodes[back.to];
-      ProblemEdge edge{back.from, back.to, {}};
+      ProblemEdge edge{back.from, back.to, {}, {}, 0};
       for (const Strategy &from : producer.strategies)
         for (const Strategy &to : carried.strategies)
           edge.cost.push_back(

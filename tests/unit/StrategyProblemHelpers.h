@@ -36,13 +36,38 @@ inline StrategyProblem randomProblem(std::mt19937 &rng) {
   for (int v = 1; v < n; ++v)
     for (int u = 0; u < v; ++u)
       if (coin(rng) == 0 || u == v - 1) {
-        ProblemEdge e{u, v, {}};
+        ProblemEdge e{u, v, {}, {}, v};
         e.cost.resize(p.nodes[u].cost.size() * p.nodes[v].cost.size());
         for (double &c : e.cost)
           c = coin(rng) == 0 ? 0.0 : cost(rng);
         p.edges.push_back(e);
       }
   return p;
+}
+
+/// Gives about half the nodes transient bytes (at a step of their live
+/// range) and about half the edges a copy at the consumer's first step, none
+/// where the two strategies have the same index (as equal layouts need no
+/// reshard).
+inline void addTransients(StrategyProblem &p, std::mt19937 &rng) {
+  std::uniform_real_distribution<double> bytes(1.0, 64.0);
+  for (ProblemNode &node : p.nodes) {
+    if (rng() % 2)
+      continue;
+    node.step = std::uniform_int_distribution<int>(node.liveStart, node.liveEnd)(rng);
+    for (size_t s = 0; s < node.cost.size(); ++s)
+      node.transient.push_back(std::floor(bytes(rng)) * 1024);
+  }
+  for (ProblemEdge &e : p.edges) {
+    if (rng() % 2)
+      continue;
+    size_t kv = p.nodes[e.to].cost.size();
+    e.step = p.nodes[e.to].liveStart;
+    e.memory.assign(e.cost.size(), 0.0);
+    for (size_t i = 0; i < e.memory.size(); ++i)
+      if (i / kv != i % kv)
+        e.memory[i] = std::floor(bytes(rng)) * 1024;
+  }
 }
 
 /// The best objective over every choice that follows its leaders and fits

@@ -1,7 +1,8 @@
 // The strategy ILP against exhaustive enumeration: on random small problems
 // (up to 10 nodes, 1-3 strategies each, random edges, followers, memory) the
 // solver's objective equals the best over every choice, with and without a
-// memory budget; an infeasible budget reports the smallest possible peak.
+// memory budget, with transients and edge copies; an infeasible budget
+// reports the smallest possible peak.
 #include "passes/auto_shard/StrategyProblem.h"
 
 #include "StrategyProblemHelpers.h"
@@ -29,30 +30,38 @@ TEST_CASE("auto-shard ILP: equals exhaustive enumeration without a budget", "[au
   }
 }
 
+namespace {
+
+/// Solves `p` under a budget halfway between its smallest peak and the peak
+/// of its free optimum and checks the answer against enumeration; returns
+/// whether the budget changed the best objective.
+bool checkBudgeted(StrategyProblem p) {
+  double smallest = 0;
+  double unconstrained = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
+  StrategySolution free = solveStrategyProblem(p);
+  p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
+  double best = enumerate(p, *p.memoryBudget, smallest);
+  StrategySolution s = solveStrategyProblem(p);
+  INFO("budget " << *p.memoryBudget << " smallest " << smallest);
+  if (best == std::numeric_limits<double>::infinity()) {
+    REQUIRE(s.status == SolveStatus::Infeasible);
+    CHECK(s.smallestPeak == Approx(smallest));
+    return false;
+  }
+  REQUIRE(s.status == SolveStatus::Optimal);
+  CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
+  CHECK(s.objective == Approx(best).margin(1e-9));
+  return best > unconstrained + 1e-12;
+}
+
+} // namespace
+
 TEST_CASE("auto-shard ILP: equals exhaustive enumeration under a memory budget", "[auto_shard]") {
   std::mt19937 rng(7);
   int constrained = 0;
   for (int round = 0; round < 60; ++round) {
-    StrategyProblem p = randomProblem(rng);
-    double smallest = 0;
-    double unconstrained = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-    // A budget between the smallest peak and the peak of the free optimum.
-    StrategySolution free = solveStrategyProblem(p);
-    double freePeak = peakMemoryOf(p, free.choice);
-    p.memoryBudget = std::floor((smallest + freePeak) / 2);
-    double best = enumerate(p, *p.memoryBudget, smallest);
-    StrategySolution s = solveStrategyProblem(p);
-    INFO("round " << round << " budget " << *p.memoryBudget << " smallest " << smallest);
-    if (best == std::numeric_limits<double>::infinity()) {
-      REQUIRE(s.status == SolveStatus::Infeasible);
-      CHECK(s.smallestPeak == Approx(smallest));
-      continue;
-    }
-    REQUIRE(s.status == SolveStatus::Optimal);
-    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
-    CHECK(s.objective == Approx(best).margin(1e-9));
-    if (best > unconstrained + 1e-12)
-      ++constrained;
+    INFO("round " << round);
+    constrained += checkBudgeted(randomProblem(rng));
   }
   CHECK(constrained > 5); // the budget changed the answer in many rounds
 }
@@ -65,22 +74,25 @@ TEST_CASE("auto-shard ILP: the plain formulation under a budget equals enumerati
   for (int round = 0; round < 40; ++round) {
     StrategyProblem p = randomProblem(rng);
     p.presolve = false;
-    double smallest = 0;
-    enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-    StrategySolution free = solveStrategyProblem(p);
-    p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
-    double best = enumerate(p, *p.memoryBudget, smallest);
-    StrategySolution s = solveStrategyProblem(p);
-    INFO("round " << round << " budget " << *p.memoryBudget);
-    if (best == std::numeric_limits<double>::infinity()) {
-      REQUIRE(s.status == SolveStatus::Infeasible);
-      CHECK(s.smallestPeak == Approx(smallest));
-      continue;
-    }
-    REQUIRE(s.status == SolveStatus::Optimal);
-    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
-    CHECK(s.objective == Approx(best).margin(1e-9));
+    INFO("round " << round);
+    checkBudgeted(p);
   }
+}
+
+TEST_CASE("auto-shard ILP: transients and edge copies count against the budget", "[auto_shard]") {
+  // Bytes live only at one step: an op's unreduced result (on its node) and
+  // a consumer's resharded copy (on the edge, so on the pair's e columns or,
+  // once one side has a single strategy, on the other's s columns).
+  std::mt19937 rng(31);
+  int constrained = 0;
+  for (int round = 0; round < 80; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    addTransients(p, rng);
+    p.presolve = round % 4 != 3;
+    INFO("round " << round);
+    constrained += checkBudgeted(p);
+  }
+  CHECK(constrained > 5);
 }
 
 TEST_CASE("auto-shard ILP: a budget the free optimum meets keeps the full presolve",
@@ -107,8 +119,8 @@ TEST_CASE("auto-shard ILP: an infeasible budget gives the smallest peak", "[auto
   // Two values live together; each is 100 bytes replicated or 50 sharded.
   StrategyProblem p;
   p.numSteps = 2;
-  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {100, 50}, 0, 1, -1});
-  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {100, 50}, 1, 1, -1});
+  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {100, 50}, 0, 1, -1, {}, -1});
+  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {100, 50}, 1, 1, -1, {}, -1});
   p.memoryBudget = 99;
   StrategySolution s = solveStrategyProblem(p);
   REQUIRE(s.status == SolveStatus::Infeasible);
@@ -125,8 +137,8 @@ TEST_CASE("auto-shard ILP: followers share their leader's strategy", "[auto_shar
   // The follower alone would prefer strategy 1; the leader's 0 wins overall.
   StrategyProblem p;
   p.numSteps = 2;
-  p.nodes.push_back(ProblemNode{{0.0, 5.0}, {}, 0, 0, -1});
-  p.nodes.push_back(ProblemNode{{1.0, 0.0}, {}, 1, 1, 0});
+  p.nodes.push_back(ProblemNode{{0.0, 5.0}, {}, 0, 0, -1, {}, -1});
+  p.nodes.push_back(ProblemNode{{1.0, 0.0}, {}, 1, 1, 0, {}, -1});
   p.presolve = false; // the plain formulation (presolve would fold the group away)
   StrategySolution s = solveStrategyProblem(p);
   REQUIRE(s.status == SolveStatus::Optimal);
@@ -137,7 +149,7 @@ TEST_CASE("auto-shard ILP: followers share their leader's strategy", "[auto_shar
 
 TEST_CASE("auto-shard ILP: malformed problems are rejected", "[auto_shard]") {
   StrategyProblem p;
-  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {}, 0, 0, -1});
-  p.nodes.push_back(ProblemNode{{0.0}, {}, 0, 0, 0}); // follower with another count
+  p.nodes.push_back(ProblemNode{{0.0, 1.0}, {}, 0, 0, -1, {}, -1});
+  p.nodes.push_back(ProblemNode{{0.0}, {}, 0, 0, 0, {}, -1}); // follower with another count
   CHECK_THROWS_AS(solveStrategyProblem(p), std::invalid_argument);
 }

@@ -36,7 +36,7 @@ StrategyProblem longChain(int n) {
     node.liveEnd = i % 10 == 0 ? n - 1 : std::min(n - 1, i + 3);
     p.nodes.push_back(node);
     if (i > 0) {
-      ProblemEdge e{i - 1, i, std::vector<double>(64)};
+      ProblemEdge e{i - 1, i, std::vector<double>(64), {}, i};
       for (double &c : e.cost)
         c = cost(rng);
       p.edges.push_back(e);

@@ -124,6 +124,30 @@ TEST_CASE("auto-shard presolve: dominated strategies are dropped", "[auto_shard]
   CHECK(dropped > 20);
 }
 
+TEST_CASE("auto-shard presolve: folds and dominance keep transients and edge copies",
+          "[auto_shard]") {
+  // Under a budget a separable matrix whose edge holds a copy keeps its pair
+  // (the copy depends on both choices), a pair folded because one side has
+  // one strategy hands its copy to the other side, and a strategy whose
+  // transient or copies are larger is not dominated.
+  std::mt19937 rng(404);
+  int folded = 0, dropped = 0;
+  for (int round = 0; round < 80; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    if (round % 2)
+      makeSeparable(p, rng);
+    else
+      addDominated(p, rng);
+    addTransients(p, rng);
+    INFO("round " << round);
+    PresolveStats stats = checkAgainstEnumeration(p, true);
+    folded += stats.separableEdges;
+    dropped += stats.dominatedStrategies;
+  }
+  CHECK(folded > 5);
+  CHECK(dropped > 5);
+}
+
 TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated", "[auto_shard]") {
   std::mt19937 rng(303);
   int eliminated = 0;
@@ -160,7 +184,7 @@ TEST_CASE("auto-shard presolve: a long chain with skips equals the plain ILP", "
   for (int v = 1; v < n; ++v)
     for (int u : {v - 1, v - 3}) // a chain and residual-like skips
       if (u >= 0) {
-        ProblemEdge e{u, v, {}};
+        ProblemEdge e{u, v, {}, {}, v};
         for (int s = 0; s < k * k; ++s)
           e.cost.push_back(cost(rng));
         p.edges.push_back(e);
