@@ -11,6 +11,7 @@
 
 #include "ir/IR.h"
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -109,6 +110,16 @@ private:
   const CostModel &model_;
   std::map<std::string, ReshardPlan> plans_;
 };
+
+/// The executable places every value between ops (not parameters and
+/// results, which have their own buffers) in one arena at offsets aligned to
+/// this (kArenaAlignment in backend/llvm/BufferPlan.h).
+constexpr double kArenaAlignment = 64;
+
+/// `bytes` as the arena holds them: a whole number of aligned slots.
+inline double arenaBytes(double bytes) {
+  return bytes <= 0 ? 0 : std::ceil(bytes / kArenaAlignment) * kArenaAlignment;
+}
 
 /// A node of the strategy graph: a parameter or an op of @main.
 struct GraphNode {

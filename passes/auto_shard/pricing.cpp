@@ -112,8 +112,8 @@ double Pricer::workingBytes(const ReshardPlan &plan, const TensorType &type, con
       output *= static_cast<double>(d);
     bool last = k + 1 == moving.size();
     // The source is its value's own bytes; a step's input is the previous
-    // step's output, live with it.
-    double held = (k > 0 ? input : 0) + (last && !withResult ? 0 : output);
+    // step's output, live with it; each step's output is an arena slot.
+    double held = (k > 0 ? arenaBytes(input) : 0) + (last && !withResult ? 0 : arenaBytes(output));
     most = std::max(most, held + scratchBytes(moving[k]->kind, input, output));
     input = output;
   }
@@ -151,7 +151,7 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
     s.communication = time(reduction, type.dtype);
     // The result is the value's own bytes; the computed one is live until
     // the reduction has read it.
-    s.transient = localBytes(type, computed, mesh) +
+    s.transient = arenaBytes(localBytes(type, computed, mesh)) +
                   workingBytes(reduction, type, computed, /*withResult=*/false);
   }
 }

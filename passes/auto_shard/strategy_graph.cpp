@@ -166,7 +166,7 @@ private:
   void addLoop(Op &loop, int step, double weight) {
     for (const Value *init : loop.operands)
       if (!graph_.nodeOf.count(init)) {
-        graph_.opaque.push_back(&loop); // left to propagation, regions and all
+        leaveToPropagation(loop, step); // regions and all
         return;
       }
     double inner = weight * tripCount(loop);
@@ -197,6 +197,14 @@ private:
     int from, to;
     double weight;
   };
+
+  /// Leaves `op` (at `step`) to propagation; its values still count in the
+  /// memory rows (makeProblem).
+  void leaveToPropagation(Op &op, int step) {
+    graph_.opaque.push_back(&op);
+    opaqueAt_.push_back({&op, step});
+  }
+  std::vector<std::pair<const Op *, int>> opaqueAt_;
   std::vector<BackEdge> backEdges_;
 
   void addOp(Op &op, int step) {
@@ -204,14 +212,14 @@ private:
     for (const Value *operand : op.operands)
       outside = outside || outsideSolver(operand->sharding);
     if (op.results.size() != 1 || outside) {
-      graph_.opaque.push_back(&op);
+      leaveToPropagation(op, step);
       return;
     }
     Value &result = *op.result();
     if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard) {
       const Attribute *a = op.attr(attrs::sharding);
       if (!a || a->shardings.empty() || outsideSolver(a->shardings[0])) {
-        graph_.opaque.push_back(&op);
+        leaveToPropagation(op, step);
         return;
       }
       const Sharding &written = a->shardings[0];
@@ -224,7 +232,7 @@ private:
     }
     std::optional<ShardingRule> rule = getShardingRule(op);
     if (!rule) {
-      graph_.opaque.push_back(&op);
+      leaveToPropagation(op, step);
       return;
     }
     OpGroup group = opInfo(op.kind).group;
@@ -339,6 +347,60 @@ private:
     }
   }
 
+  /// The ops left to propagation hold memory too, in layouts not known
+  /// here: each result counts whole (no layout holds more per device,
+  /// padding aside) over its live range, every value of its regions and a
+  /// copy of each operand at its step, and a copy of such a result at each
+  /// op of the graph reading it. One-strategy nodes after the graph's own
+  /// (applyPlan never sees them).
+  void addOpaqueMemory(const std::map<const Value *, int> &lastUse) {
+    StrategyProblem &p = graph_.problem;
+    auto whole = [](const Value &v) {
+      return static_cast<double>(v.type.numElements() * dtypeBytes(v.type.dtype));
+    };
+    std::function<double(const Block &)> regionBytes = [&](const Block &block) {
+      double bytes = 0;
+      for (const auto &arg : block.args)
+        bytes += whole(*arg);
+      for (const auto &op : block.ops) {
+        for (const auto &r : op->results)
+          bytes += whole(*r);
+        for (const Block *region : op->regions())
+          bytes += regionBytes(*region);
+      }
+      return bytes;
+    };
+    std::set<const Value *> returned(graph_.main->body.returned.begin(),
+                                     graph_.main->body.returned.end());
+    for (auto [op, step] : opaqueAt_) {
+      double inside = 0; // with a copy of each operand, resharded for it
+      for (const Block *region : op->regions())
+        inside += regionBytes(*region);
+      for (const Value *operand : op->operands)
+        inside += whole(*operand);
+      if (inside > 0)
+        p.nodes.push_back(ProblemNode{{0.0}, {}, step, step, -1, {inside}, step});
+      for (const auto &r : op->results) {
+        if (graph_.nodeOf.count(r.get()))
+          continue;
+        auto it = lastUse.find(r.get());
+        int end = std::max(step, it == lastUse.end() ? step : it->second);
+        p.nodes.push_back(
+            ProblemNode{{0.0}, {whole(*r)}, returned.count(r.get()) ? 0 : step, end, -1, {}, step});
+      }
+    }
+    // An op of the graph reading such a result may reshard it: a copy.
+    for (const GraphNode &consumer : graph_.nodes) {
+      double copies = 0;
+      for (const Value *operand : consumer.op ? consumer.op->operands : std::vector<Value *>())
+        if (!graph_.nodeOf.count(operand))
+          copies += whole(*operand);
+      if (copies > 0)
+        p.nodes.push_back(ProblemNode{{0.0}, {}, consumer.step, consumer.step, -1, {copies},
+                                      consumer.step});
+    }
+  }
+
   void makeProblem(const AutoShardOptions &options) {
     Block &body = graph_.main->body;
     StrategyProblem &p = graph_.problem;
@@ -368,12 +430,33 @@ private:
     for (const auto &param : body.args)
       lastUse[param.get()] = p.numSteps - 1;
     std::set<const Value *> returned(body.returned.begin(), body.returned.end());
+    std::set<const Value *> params;
+    for (const auto &param : body.args)
+      params.insert(param.get());
+    std::map<const Value *, double> writtenResults; // result -> its output buffer's bytes
+    for (size_t k = 0; k < body.returned.size() && k < graph_.main->results.size(); ++k) {
+      const std::optional<Sharding> &w = graph_.main->results[k].sharding;
+      if (w && !outsideSolver(w)) {
+        const Value &v = *body.returned[k];
+        double bytes = static_cast<double>(dtypeBytes(v.type.dtype));
+        for (int64_t d : localShape(v.type.shape, w->closed(), meshFor(w)))
+          bytes *= static_cast<double>(d);
+        writtenResults[&v] = bytes;
+      }
+    }
     for (const GraphNode &node : graph_.nodes) {
       ProblemNode pn;
       bool transient = false;
+      bool inArena = !params.count(node.value) && !returned.count(node.value);
+      auto written = writtenResults.find(node.value);
       for (const Strategy &s : node.strategies) {
         pn.cost.push_back((s.compute + s.communication + s.toWrittenResult) * node.weight);
-        pn.memory.push_back(s.memory);
+        double bytes = inArena ? arenaBytes(s.memory) : s.memory;
+        // A result computed in another layout than its written one is held
+        // in the arena, then resharded into its output buffer.
+        if (written != writtenResults.end() && s.toWrittenResult > 0)
+          bytes = arenaBytes(s.memory) + written->second;
+        pn.memory.push_back(bytes);
         pn.transient.push_back(s.transient);
         transient = transient || s.transient > 0;
       }
@@ -386,6 +469,7 @@ private:
       pn.follows = node.follows;
       p.nodes.push_back(std::move(pn));
     }
+    addOpaqueMemory(lastUse);
     for (size_t v = 0; v < graph_.nodes.size(); ++v) {
       const GraphNode &consumer = graph_.nodes[v];
       if (!consumer.op)
