@@ -396,8 +396,8 @@ private:
         if (!graph_.nodeOf.count(operand))
           copies += whole(*operand);
       if (copies > 0)
-        p.nodes.push_back(ProblemNode{{0.0}, {}, consumer.step, consumer.step, -1, {copies},
-                                      consumer.step});
+        p.nodes.push_back(
+            ProblemNode{{0.0}, {}, consumer.step, consumer.step, -1, {copies}, consumer.step});
     }
   }
 
