@@ -154,6 +154,17 @@ struct StrategyGraph {
   StrategyProblem problem;
 };
 
+/// The step of each value's last use in `body` (op k at step k + 1, a
+/// region's uses at its op's step), parameters and returned values at the
+/// last step (the runtime holds them to the end).
+std::map<const Value *, int> lastUses(const Block &body, int numSteps);
+
+/// Adds to `graph.problem` the memory of the ops left to propagation
+/// (`opaque`, each with its step), at their most: one-strategy nodes after
+/// the graph's own.
+void addOpaqueMemory(StrategyGraph &graph, const std::vector<std::pair<const Op *, int>> &opaque,
+                     const std::map<const Value *, int> &lastUse);
+
 /// Builds the graph of @main (strategies priced, written shardings honoured,
 /// followers, liveness) and its StrategyProblem.
 StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,

@@ -31,7 +31,6 @@
 #include "ir/AxisAlgebra.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 namespace shardc::autoshard {
@@ -347,60 +346,6 @@ private:
     }
   }
 
-  /// The ops left to propagation hold memory too, in layouts not known
-  /// here: each result counts whole (no layout holds more per device,
-  /// padding aside) over its live range, every value of its regions and a
-  /// copy of each operand at its step, and a copy of such a result at each
-  /// op of the graph reading it. One-strategy nodes after the graph's own
-  /// (applyPlan never sees them).
-  void addOpaqueMemory(const std::map<const Value *, int> &lastUse) {
-    StrategyProblem &p = graph_.problem;
-    auto whole = [](const Value &v) {
-      return static_cast<double>(v.type.numElements() * dtypeBytes(v.type.dtype));
-    };
-    std::function<double(const Block &)> regionBytes = [&](const Block &block) {
-      double bytes = 0;
-      for (const auto &arg : block.args)
-        bytes += whole(*arg);
-      for (const auto &op : block.ops) {
-        for (const auto &r : op->results)
-          bytes += whole(*r);
-        for (const Block *region : op->regions())
-          bytes += regionBytes(*region);
-      }
-      return bytes;
-    };
-    std::set<const Value *> returned(graph_.main->body.returned.begin(),
-                                     graph_.main->body.returned.end());
-    for (auto [op, step] : opaqueAt_) {
-      double inside = 0; // with a copy of each operand, resharded for it
-      for (const Block *region : op->regions())
-        inside += regionBytes(*region);
-      for (const Value *operand : op->operands)
-        inside += whole(*operand);
-      if (inside > 0)
-        p.nodes.push_back(ProblemNode{{0.0}, {}, step, step, -1, {inside}, step});
-      for (const auto &r : op->results) {
-        if (graph_.nodeOf.count(r.get()))
-          continue;
-        auto it = lastUse.find(r.get());
-        int end = std::max(step, it == lastUse.end() ? step : it->second);
-        p.nodes.push_back(
-            ProblemNode{{0.0}, {whole(*r)}, returned.count(r.get()) ? 0 : step, end, -1, {}, step});
-      }
-    }
-    // An op of the graph reading such a result may reshard it: a copy.
-    for (const GraphNode &consumer : graph_.nodes) {
-      double copies = 0;
-      for (const Value *operand : consumer.op ? consumer.op->operands : std::vector<Value *>())
-        if (!graph_.nodeOf.count(operand))
-          copies += whole(*operand);
-      if (copies > 0)
-        p.nodes.push_back(
-            ProblemNode{{0.0}, {}, consumer.step, consumer.step, -1, {copies}, consumer.step});
-    }
-  }
-
   void makeProblem(const AutoShardOptions &options) {
     Block &body = graph_.main->body;
     StrategyProblem &p = graph_.problem;
@@ -409,26 +354,7 @@ private:
                          ? std::optional<double>(static_cast<double>(*options.memoryBudget))
                          : std::nullopt;
     p.timeLimitSeconds = options.timeLimitSeconds;
-    std::map<const Value *, int> lastUse;
-    std::function<void(const Op &, int)> uses = [&](const Op &op, int step) {
-      for (const Value *v : op.operands)
-        lastUse[v] = step;
-      for (Block *region : op.regions()) {
-        for (const auto &inner : region->ops)
-          uses(*inner, step);
-        for (const Value *v : region->returned)
-          lastUse[v] = step;
-      }
-    };
-    for (size_t k = 0; k < body.ops.size(); ++k)
-      uses(*body.ops[k], static_cast<int>(k) + 1);
-    for (const Value *v : body.returned)
-      lastUse[v] = p.numSteps - 1;
-    // The runtime reads every parameter before the program runs and keeps it
-    // to the end (--repeat runs again on it), and allocates every result's
-    // output buffer before the program runs.
-    for (const auto &param : body.args)
-      lastUse[param.get()] = p.numSteps - 1;
+    std::map<const Value *, int> lastUse = lastUses(body, p.numSteps);
     std::set<const Value *> returned(body.returned.begin(), body.returned.end());
     std::set<const Value *> params;
     for (const auto &param : body.args)
@@ -469,7 +395,7 @@ private:
       pn.follows = node.follows;
       p.nodes.push_back(std::move(pn));
     }
-    addOpaqueMemory(lastUse);
+    addOpaqueMemory(graph_, opaqueAt_, lastUse);
     for (size_t v = 0; v < graph_.nodes.size(); ++v) {
       const GraphNode &consumer = graph_.nodes[v];
       if (!consumer.op)
