@@ -158,6 +158,8 @@ void releaseContext(shardrt_context *ctx);
 /// Scratch buffer `slot` (0 or 1) of at least `bytes` bytes, reused
 /// between calls.
 char *scratchBuffer(shardrt_context *ctx, int slot, int64_t bytes);
+/// Frees both scratch buffers (the next scratchBuffer() allocates again).
+void releaseScratch(shardrt_context *ctx);
 /// Adds one collective call, begun at `start` (now()) and ending now, to the
 /// profile (op -1: to its kind only) and to the --trace timeline.
 void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,

@@ -31,6 +31,10 @@ void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double 
     stats->callSeconds.push_back(seconds);
     stats->bytes += bytes;
   }
+  // Under a memory budget the compiler counted the scratch at this
+  // collective only.
+  if (ctx->program && ctx->program->release_scratch)
+    releaseScratch(ctx);
 }
 
 namespace {

@@ -72,6 +72,14 @@ std::string wrongRankCountMessage(const shardrt_context *ctx) {
 
 } // namespace
 
+void releaseScratch(shardrt_context *ctx) {
+  for (int slot = 0; slot < 2; ++slot) {
+    shardrt_free(ctx->scratch[slot]);
+    ctx->scratch[slot] = nullptr;
+    ctx->scratchBytes[slot] = 0;
+  }
+}
+
 void releaseContext(shardrt_context *ctx) {
   ctx->comms.reset();
   if (ctx->floatMax != MPI_OP_NULL)
@@ -80,11 +88,7 @@ void releaseContext(shardrt_context *ctx) {
     MPI_Op_free(&ctx->floatMin);
   if (ctx->world != MPI_COMM_NULL)
     MPI_Comm_free(&ctx->world);
-  for (int slot = 0; slot < 2; ++slot) {
-    shardrt_free(ctx->scratch[slot]);
-    ctx->scratch[slot] = nullptr;
-    ctx->scratchBytes[slot] = 0;
-  }
+  releaseScratch(ctx);
   if (ctx->startedMpi) {
     ctx->startedMpi = false;
     MPI_Finalize();

@@ -103,6 +103,10 @@ typedef struct shardrt_program {
   const shardrt_group *groups;
   int64_t num_ops;             /* profiling labels: op ids index op_names */
   const char *const *op_names; /* e.g. "%h = matmul (mlp.shd:7:8)" */
+  /* Nonzero: every collective frees its scratch buffers when it returns, so
+   * the peak is what the compiler planned (programs built under
+   * --memory-budget); zero: they are kept for the next collective. */
+  int64_t release_scratch;
 } shardrt_program;
 
 typedef struct shardrt_context shardrt_context;

@@ -67,7 +67,7 @@ void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Functio
 } // namespace
 
 LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                            const std::string &programName) {
+                            const std::string &programName, bool releaseScratch) {
   const Function &main = mainFunction(spmd);
   auto module = std::make_unique<llvm::Module>(programName, context);
   ProgramDescription description(*module, spmd);
@@ -86,7 +86,7 @@ LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &conte
     outputs.push_back(description.tensor(nullptr, result->type, sharding));
   }
   llvm::GlobalVariable *program =
-      description.finish(programName, spmd.deviceCount(), inputs, outputs);
+      description.finish(programName, spmd.deviceCount(), inputs, outputs, releaseScratch);
   emitMain(*module, program, kernelFunction);
   LoweredProgram lowered;
   lowered.driver = std::move(module);

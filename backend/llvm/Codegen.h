@@ -47,8 +47,9 @@ struct LoweredProgram {
 
 /// Lowers `spmd` (compile(..., {emit = "spmd"})) to a driver module in
 /// `context` and its kernels (KernelUnit.h). `programName` is shown by the
-/// executable's --help and messages. Throws CodegenError.
+/// executable's --help and messages; `releaseScratch` as in NativeOptions.
+/// Throws CodegenError.
 LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                            const std::string &programName);
+                            const std::string &programName, bool releaseScratch = false);
 
 } // namespace shardc::llvmgen

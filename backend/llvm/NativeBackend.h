@@ -22,6 +22,10 @@ struct NativeOptions {
   /// Keep the optimized kernel modules after code generation (printIR after
   /// codegen or link).
   bool keepIR = false;
+  /// Collectives free their scratch buffers when they return (programs
+  /// built under --memory-budget: the solver counted scratch at its
+  /// collective only); otherwise kept for the next one.
+  bool releaseScratch = false;
 };
 
 /// The native backend for one program: `programName` is shown by the

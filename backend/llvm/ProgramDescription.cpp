@@ -23,7 +23,7 @@ ProgramDescription::ProgramDescription(llvm::Module &module, const shardc::Modul
   program_ = llvm::StructType::create(context_,
                                       {i8p_, i64_, i64_, mesh_->getPointerTo(), i64_,
                                        tensor_->getPointerTo(), i64_, tensor_->getPointerTo(), i64_,
-                                       group_->getPointerTo(), i64_, i8pp},
+                                       group_->getPointerTo(), i64_, i8pp, i64_},
                                       "shardrt_program");
   for (size_t i = 0; i < program.meshes.size(); ++i)
     meshIndex_[program.meshes[i].get()] = static_cast<int64_t>(i);
@@ -137,7 +137,8 @@ int64_t ProgramDescription::addOpName(const std::string &label) {
 
 llvm::GlobalVariable *ProgramDescription::finish(const std::string &programName, int64_t numDevices,
                                                  const std::vector<llvm::Constant *> &inputs,
-                                                 const std::vector<llvm::Constant *> &outputs) {
+                                                 const std::vector<llvm::Constant *> &outputs,
+                                                 bool releaseScratch) {
   auto load = [](llvm::Constant *pointerToOne) {
     // tensor() returns a pointer into a one-element array: its initializer.
     auto *gep = llvm::cast<llvm::ConstantExpr>(pointerToOne);
@@ -182,7 +183,8 @@ llvm::GlobalVariable *ProgramDescription::finish(const std::string &programName,
                  array(tensor_, inputValues, "inputs"), count(outputValues.size()),
                  array(tensor_, outputValues, "outputs"), count(groupValues_.size()),
                  array(group_, groupValues_, "groups"), count(opNames.size()),
-                 array(i8p_, opNames, "op_names")});
+                 array(i8p_, opNames, "op_names"),
+                 llvm::ConstantInt::get(i64_, releaseScratch ? 1 : 0)});
   return new llvm::GlobalVariable(module_, program_, true, llvm::GlobalValue::PrivateLinkage, value,
                                   "shardc.program");
 }

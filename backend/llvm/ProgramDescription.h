@@ -42,10 +42,11 @@ public:
 
   /// Emits the shardrt_program global (call once, after every tensor,
   /// group and op name is known). `inputs`/`outputs` are shardrt_tensor
-  /// constants from tensor().
+  /// constants from tensor(); `releaseScratch`: collectives free their
+  /// scratch when they return (shardrt_program.release_scratch).
   llvm::GlobalVariable *finish(const std::string &programName, int64_t numDevices,
                                const std::vector<llvm::Constant *> &inputs,
-                               const std::vector<llvm::Constant *> &outputs);
+                               const std::vector<llvm::Constant *> &outputs, bool releaseScratch);
 
   llvm::StructType *tensorType() const { return tensor_; }
   llvm::StructType *groupType() const { return group_; }

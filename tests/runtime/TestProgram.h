@@ -69,6 +69,10 @@ public:
     groups_.push_back({mesh, static_cast<int64_t>(axes.size()), stored.data()});
   }
 
+  /// shardrt_program.release_scratch (read by the runtime on every
+  /// collective, so it may change after shardrt_init).
+  void releaseScratch(bool on) { program_.release_scratch = on ? 1 : 0; }
+
   const shardrt_program *get() {
     program_.name = "test";
     program_.num_meshes = static_cast<int64_t>(meshes_.size());

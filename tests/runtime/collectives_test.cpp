@@ -5,6 +5,7 @@
 // against references computed here from the group members found by brute
 // force (TestProgram.h).
 #include "TestProgram.h"
+#include "runtime/Context.h"
 #include "TestTensors.h"
 
 #include <cmath>
@@ -237,6 +238,27 @@ void checkHandComputed(shardrt_context *ctx, const shardrt_program *program, int
                        Checker &checker);
 void checkNumerics(shardrt_context *ctx, const shardrt_program *program, Checker &checker);
 
+/// An all_gather along an inner dim gathers into scratch, then unpacks: the
+/// scratch is kept for the next collective, unless the program asks for it
+/// to be freed on return (programs built under a memory budget).
+void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checker) {
+  // Mesh 0's first axis (of 1 to 4 devices).
+  int64_t size = program.mesh(0).axis_sizes[0];
+  std::vector<shardrt_axis_ref> axes{full(0, size)};
+  shardrt_group group{0, 1, axes.data()};
+  std::vector<int64_t> shape = {2, 3};
+  std::vector<float> in(6, 1.0f), out(6 * static_cast<size_t>(size));
+  for (bool release : {false, true}) {
+    program.releaseScratch(release);
+    shardrt_all_gather(ctx, -1, &group, SHARDRT_F32, 2, shape.data(), 1, in.data(), out.data());
+    bool kept = ctx->scratch[0] != nullptr;
+    checker.check(size == 1 || kept != release,
+                  release ? "scratch freed when the collective returns"
+                          : "scratch kept for the next collective");
+  }
+  program.releaseScratch(false);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, ranks = 1;
@@ -295,6 +317,7 @@ int main(int argc, char **argv) {
   checkHandComputed(ctx, program.get(), ranks, checker);
   checkNumerics(ctx, program.get(), checker);
   sweep(ctx, program.get(), checker, groups);
+  checkScratchRelease(ctx, program, checker);
   shardrt_finalize(ctx);
   int status = checker.finish("collectives_test");
   MPI_Finalize();

@@ -38,8 +38,8 @@ static const char *const op_names[] = {
     "%partial = reduce_sum %a (demo.shd:11)", "%r1 = all_reduce %partial (demo.shd:12)"};
 static const shardrt_group groups[] = {{0, 1, &axis_x}, {0, 1, &axis_y}};
 static const shardrt_group *const over_x = &groups[0], *const over_y = &groups[1];
-static const shardrt_program program = {"demo.shd", 4,       1, meshes, 2, inputs,
-                                        3,          outputs, 2, groups, 4, op_names};
+static const shardrt_program program = {
+    "demo.shd", 4, 1, meshes, 2, inputs, 3, outputs, 2, groups, 4, op_names, 0 /* keep scratch */};
 
 /* Local shapes: a 3x3, b 3x2 (column 3 of y=1 is padding), result0 3x3,
  * result1 3, result2 1. Rows past 5 are zero padding in a and b. */

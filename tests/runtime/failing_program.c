@@ -9,8 +9,8 @@ static const int64_t axis_sizes[] = {4};
 static const shardrt_mesh meshes[] = {{"mesh", 1, axis_names, axis_sizes, NULL}};
 static const shardrt_axis_ref axis_x = {0, 1, 4};
 static const shardrt_group over_x = {0, 1, &axis_x};
-static const shardrt_program program = {"failing.shd", 4, 1,       meshes, 0,   NULL, 0,
-                                        NULL,          1, &over_x, 0,      NULL};
+static const shardrt_program program = {"failing.shd", 4, 1,       meshes, 0,    NULL, 0,
+                                        NULL,          1, &over_x, 0,      NULL, 0};
 
 static void kernel(shardrt_context *ctx, const void *const *in, void *const *out) {
   (void)in;

@@ -117,6 +117,7 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
           options.emit == "llvm" || !options.printIRAfter.empty() || options.printIRAfterAll;
       native.useCache = native.useCache && !printsIR;
       native.keepIR = printsIR;
+      native.releaseScratch = options.autoShard && autoOptions.memoryBudget.has_value();
       backend.emplace(native, name, options.output);
       compileOptions.backend = &*backend;
       compileOptions.buildExecutable = options.buildExecutable;
