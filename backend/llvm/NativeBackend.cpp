@@ -63,8 +63,8 @@ bool NativeBackend::lower(const Module &spmd, DiagnosticEngine &diags) {
   // keys are shorter and every module is cheaper to build.
   state_->context.setDiscardValueNames(!options_.keepIR);
   try {
-    state_->program = llvmgen::lowerProgram(spmd, state_->context, programName_,
-                                                 options_.releaseScratch);
+    state_->program =
+        llvmgen::lowerProgram(spmd, state_->context, programName_, options_.releaseScratch);
   } catch (const llvmgen::CodegenError &e) {
     // Partitioning succeeded, so the backend must lower what it produced: a
     // construct it cannot is a bug of shardc's (exit 3).
