@@ -178,13 +178,13 @@ llvm::GlobalVariable *ProgramDescription::finish(const std::string &programName,
     opNames.push_back(string(name));
   auto count = [&](size_t n) { return llvm::ConstantInt::get(i64_, static_cast<int64_t>(n)); };
   llvm::Constant *value = llvm::ConstantStruct::get(
-      program_, {string(programName), llvm::ConstantInt::get(i64_, numDevices),
-                 count(meshes.size()), array(mesh_, meshes, "meshes"), count(inputValues.size()),
-                 array(tensor_, inputValues, "inputs"), count(outputValues.size()),
-                 array(tensor_, outputValues, "outputs"), count(groupValues_.size()),
-                 array(group_, groupValues_, "groups"), count(opNames.size()),
-                 array(i8p_, opNames, "op_names"),
-                 llvm::ConstantInt::get(i64_, releaseScratch ? 1 : 0)});
+      program_,
+      {string(programName), llvm::ConstantInt::get(i64_, numDevices), count(meshes.size()),
+       array(mesh_, meshes, "meshes"), count(inputValues.size()),
+       array(tensor_, inputValues, "inputs"), count(outputValues.size()),
+       array(tensor_, outputValues, "outputs"), count(groupValues_.size()),
+       array(group_, groupValues_, "groups"), count(opNames.size()),
+       array(i8p_, opNames, "op_names"), llvm::ConstantInt::get(i64_, releaseScratch ? 1 : 0)});
   return new llvm::GlobalVariable(module_, program_, true, llvm::GlobalValue::PrivateLinkage, value,
                                   "shardc.program");
 }
