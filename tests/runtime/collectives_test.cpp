@@ -5,8 +5,8 @@
 // against references computed here from the group members found by brute
 // force (TestProgram.h).
 #include "TestProgram.h"
-#include "runtime/Context.h"
 #include "TestTensors.h"
+#include "runtime/Context.h"
 
 #include <cmath>
 #include <cstdint>
@@ -252,9 +252,9 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
     program.releaseScratch(release);
     shardrt_all_gather(ctx, -1, &group, SHARDRT_F32, 2, shape.data(), 1, in.data(), out.data());
     bool kept = ctx->scratch[0] != nullptr;
-    checker.check(size == 1 || kept != release,
-                  release ? "scratch freed when the collective returns"
-                          : "scratch kept for the next collective");
+    checker.check(size == 1 || kept != release, release
+                                                    ? "scratch freed when the collective returns"
+                                                    : "scratch kept for the next collective");
   }
   program.releaseScratch(false);
 }
