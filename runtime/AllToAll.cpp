@@ -52,12 +52,15 @@ struct Interleaved {
 
 /// The exchange of strided blocks. MPI_Alltoall wants contiguous blocks,
 /// which would cost a pack pass over the whole operand before anything is
-/// sent. Here each block travels in chunks of kChunkBytes: one pass over a
-/// chunk's rows of the operand copies the member's own piece straight into
-/// the result and the other pieces into a ring of kStages send slots per
-/// member, which are sent at once while the next chunk is packed; the other
-/// members pull the data (MPICH's UCX copies large messages between processes
-/// with one kernel copy) while this one packs. Every receive is posted first,
+/// sent. Here each block travels in chunks: one pass over a chunk's rows of
+/// the operand copies the member's own piece straight into the result and
+/// packs the others, which are sent at once while the next chunk is packed;
+/// the other members pull the data (MPICH's UCX copies large messages between
+/// processes with one kernel copy) while this one packs. A packed chunk goes
+/// to one of kRingSlots places per member that stay in cache, when that
+/// place's last send is done, else to its own place in a buffer as large as
+/// the operand: a member never waits for a slow one (more ranks than cores)
+/// before it has sent everything. Every receive is posted first,
 /// into the result when the destination block is contiguous, else into a
 /// scratch buffer that each chunk leaves for the result as soon as it has
 /// arrived, while it is still in cache. MPI derived datatypes avoid the pack
@@ -76,14 +79,14 @@ public:
 
   void run() {
     int64_t count = chunks_.count(block_);
-    if (packs())
-      ring_ = scratchBuffer(ctx_, 0, kStages * n_ * chunks_.size * size_);
+    if (packs()) {
+      packed_ = scratchBuffer(ctx_, 0, n_ * block_ * size_);
+      slotSend_.assign(static_cast<size_t>(kRingSlots * n_), -1);
+    }
     if (to_.rows > 1)
       landing_ = scratchBuffer(ctx_, 1, n_ * block_ * size_);
     postReceives(count);
-    // A slot is reused once its sends are done; unpacked chunks are sent
-    // from the operand itself, each with a request of its own.
-    sends_.assign(static_cast<size_t>((packs() ? kStages : count) * n_), MPI_REQUEST_NULL);
+    sends_.assign(static_cast<size_t>(count * n_), MPI_REQUEST_NULL);
     for (int64_t c = 0; c < count; ++c)
       sendChunk(c);
     while (pending_ > 0)
@@ -98,7 +101,11 @@ private:
     const char *kib = std::getenv("SHARDRT_A2A_CHUNK_KIB");
     return (kib ? std::atoll(kib) : 128) << 10;
   }
-  static constexpr int64_t kStages = 2;
+  static int64_t ringSlotsX() {
+    const char *v = std::getenv("SHARDRT_A2A_RING");
+    return v ? std::atoll(v) : 2;
+  }
+  const int64_t kRingSlots = ringSlotsX();
   /// Receives tested per poll, from the oldest pending one on.
   static constexpr int64_t kPollWindow = 64;
 
@@ -113,9 +120,24 @@ private:
   BlockView landed(int64_t k) const {
     return BlockView::contiguous(landing_ + k * block_ * size_, 0);
   }
-  /// The send slot of stage s for member j, holding the chunk that starts at element first.
-  BlockView slot(int64_t s, int64_t j, int64_t first) const {
-    return BlockView::contiguous(ring_ + (s * n_ + j) * chunks_.size * size_, first);
+  /// Where chunk c for member j is packed: the place of chunk `place` in
+  /// j's block of the send buffer (c itself, or a ring slot < kRingSlots).
+  char *packedChunk(int64_t j, int64_t place) const {
+    return packed_ + (j * block_ + chunks_.start(place)) * size_;
+  }
+  /// The place for chunk c >= kRingSlots to member j: ring slot c mod
+  /// kRingSlots when the send from it is done, else c's own.
+  int64_t placeFor(int64_t j, int64_t c) {
+    int64_t slot = c % kRingSlots;
+    int64_t &user = slotSend_[static_cast<size_t>(slot * n_ + j)];
+    int done = 1;
+    if (user >= 0)
+      checkMpi(ctx_, MPI_Test(&sends_[static_cast<size_t>(user)], &done, MPI_STATUS_IGNORE),
+               "MPI_Isend");
+    if (!done)
+      return c;
+    user = c * n_ + j;
+    return slot;
   }
   /// The member that the d-th receive of a chunk comes from, d = 0 .. n - 2:
   /// me - 1, me - 2, ... (and sends go to me + 1, me + 2, ...), so that no
@@ -142,27 +164,26 @@ private:
   /// result) in one pass over its rows of the operand, and sends it.
   void sendChunk(int64_t c) {
     int64_t first = chunks_.start(c), last = first + chunks_.length(block_, c);
-    int64_t stage = c % kStages;
-    MPI_Request *requests = sends_.data() + (packs() ? stage : c) * n_;
-    if (packs())
-      waitServing(requests, static_cast<int>(n_), "MPI_Isend");
+    // Where each member's piece goes: the result for my own, else (packed)
+    // a place in the send buffer holding element `first` at its start.
+    places_.assign(static_cast<size_t>(n_), target(me_));
+    for (int64_t j = 0; packs() && j < n_; ++j)
+      if (j != me_)
+        places_[static_cast<size_t>(j)] =
+            BlockView::contiguous(packedChunk(j, placeFor(j, c)), first);
     for (int64_t lo = first; lo < last;) {
       int64_t hi = std::min(last, (lo / from_.piece + 1) * from_.piece); // within one row
-      for (int64_t j = 0; j < n_; ++j) {
-        if (j == me_)
-          copyRange(target(j), source(j), lo, hi, size_);
-        else if (packs())
-          copyRange(slot(stage, j, first), source(j), lo, hi, size_);
-      }
+      for (int64_t j = 0; j < n_; ++j)
+        if (j == me_ || packs())
+          copyRange(places_[static_cast<size_t>(j)], source(j), lo, hi, size_);
       lo = hi;
     }
     for (int64_t d = 1; d < n_; ++d) {
       int64_t j = (me_ + d) % n_;
-      const char *data =
-          packs() ? slot(stage, j, first).at(first, size_) : source(j).at(first, size_);
+      const char *data = (packs() ? places_[static_cast<size_t>(j)] : source(j)).at(first, size_);
       checkMpi(ctx_,
                MPI_Isend(data, mpiCount(ctx_, last - first), type_, static_cast<int>(j), 0, comm_,
-                         &requests[j]),
+                         &sends_[static_cast<size_t>(c * n_ + j)]),
                "MPI_Isend");
     }
     serveReceives();
@@ -216,8 +237,11 @@ private:
   Interleaved from_, to_;
   char *in_, *out_;
   int64_t me_ = 0;
-  char *ring_ = nullptr, *landing_ = nullptr;
+  char *packed_ = nullptr, *landing_ = nullptr;
   std::vector<MPI_Request> receives_, sends_;
+  /// Per ring slot and member, the index in sends_ of its last send (-1: none).
+  std::vector<int64_t> slotSend_;
+  std::vector<BlockView> places_;
   std::vector<int> done_;
   int64_t pending_ = 0, oldest_ = 0;
 };
