@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -70,7 +69,7 @@ public:
   Exchange(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
            const char *in, Interleaved from, char *out, Interleaved to)
       : ctx_(ctx), comm_(comm), type_(mpiType(dtype)), n_(n), block_(block),
-        size_(elementSize(ctx, dtype)), chunks_(chunkBytes(), size_), from_(from), to_(to),
+        size_(elementSize(ctx, dtype)), chunks_(kChunkBytes, size_), from_(from), to_(to),
         in_(const_cast<char *>(in)), out_(out) {
     int me = 0;
     checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
@@ -96,16 +95,11 @@ public:
   }
 
 private:
-  /// 128 KiB: see docs/backend-and-runtime.md for the sizes measured.
-  static int64_t chunkBytes() {
-    const char *kib = std::getenv("SHARDRT_A2A_CHUNK_KIB");
-    return (kib ? std::atoll(kib) : 128) << 10;
-  }
-  static int64_t ringSlotsX() {
-    const char *v = std::getenv("SHARDRT_A2A_RING");
-    return v ? std::atoll(v) : 2;
-  }
-  const int64_t kRingSlots = ringSlotsX();
+  /// 64 MiB on 2 ranks (docs/backend-and-runtime.md): chunks of 128 or
+  /// 256 KiB and rings of 2 or 4 took 14.1-14.3 ms, 64 KiB chunks 15.1, no
+  /// ring (every chunk in its own place) 16.6.
+  static constexpr int64_t kChunkBytes = int64_t(128) << 10;
+  static constexpr int64_t kRingSlots = 2;
   /// Receives tested per poll, from the oldest pending one on.
   static constexpr int64_t kPollWindow = 64;
 
@@ -125,8 +119,8 @@ private:
   char *packedChunk(int64_t j, int64_t place) const {
     return packed_ + (j * block_ + chunks_.start(place)) * size_;
   }
-  /// The place for chunk c >= kRingSlots to member j: ring slot c mod
-  /// kRingSlots when the send from it is done, else c's own.
+  /// The place for chunk c to member j: ring slot c mod kRingSlots when the
+  /// last send from it is done (always for the first chunks), else c's own.
   int64_t placeFor(int64_t j, int64_t c) {
     int64_t slot = c % kRingSlots;
     int64_t &user = slotSend_[static_cast<size_t>(slot * n_ + j)];
