@@ -1,8 +1,8 @@
 // The collectives over mesh axes (SPMD_CONTRACT.md section 2), on the group's
-// cached communicator: MPI nonblocking collectives, or for all_to_all,
-// reduce_scatter and large all_reduce nonblocking point-to-point messages
-// (faster here, see exchangeBlocks and reduceBlocksPipelined), all waited for
-// with MPI_Testall + sched_yield (waitAll). MPI moves whole contiguous blocks,
+// cached communicator: MPI nonblocking collectives, or for reduce_scatter and
+// large all_reduce nonblocking point-to-point messages (faster here, see
+// reduceBlocksPipelined), all waited for with MPI_Testall + sched_yield
+// (waitAll); all_to_all is in AllToAll.cpp. MPI moves whole contiguous blocks,
 // one per group member, so a dim that is not the outermost is packed into
 // per-member blocks before the call and unpacked after it.
 //
@@ -18,7 +18,6 @@
 #include <vector>
 
 namespace shardrt {
-namespace {
 
 void checkDim(shardrt_context *ctx, const char *what, int64_t ndims, int64_t dim) {
   if (ndims < 0 || dim < 0 || dim >= ndims)
@@ -26,92 +25,14 @@ void checkDim(shardrt_context *ctx, const char *what, int64_t ndims, int64_t dim
                               static_cast<long long>(dim), static_cast<long long>(ndims)));
 }
 
+namespace {
+
 /// Copies `count` blocks of `bytes` bytes from src (block i at i*srcStride)
 /// to dst (block i at i*dstStride).
 void copyBlocks(char *dst, int64_t dstStride, const char *src, int64_t srcStride, int64_t count,
                 int64_t bytes) {
   for (int64_t i = 0; i < count; ++i)
     std::memcpy(dst + i * dstStride, src + i * srcStride, static_cast<size_t>(bytes));
-}
-
-/// Where block j of a buffer split into n interleaved blocks lives: piece j
-/// (`piece` elements) of each of `rows` rows of n pieces. One row: block j is
-/// contiguous.
-struct Interleaved {
-  int64_t rows, piece;
-};
-
-/// all_to_all's exchange: block j of `in` goes to member j, and member k's
-/// block becomes block k of `out`. MPI_Alltoall would want every block
-/// contiguous, which costs a pack pass over the whole operand when the split
-/// dim is not the outermost. Here only the blocks that travel are packed, and
-/// the member's own block is copied from `in` to `out` directly (with two
-/// members, half the bytes never pass through a buffer). MPI derived datatypes
-/// avoid the pack too, but MPICH moves them 2.5x slower than the pack and a
-/// contiguous send (16 MiB, 2 ranks).
-void exchangeBlocks(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
-                    const char *in, Interleaved from, char *out, Interleaved to) {
-  int64_t size = elementSize(ctx, dtype);
-  if (from.rows == 1 && to.rows == 1) { // every block contiguous: MPI's own
-    MPI_Request request;
-    int count = mpiCount(ctx, block);
-    checkMpi(ctx,
-             MPI_Ialltoall(in, count, mpiType(dtype), out, count, mpiType(dtype), comm, &request),
-             "MPI_Ialltoall");
-    waitAll(ctx, 1, &request, "MPI_Ialltoall");
-    return;
-  }
-  int me = 0;
-  checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-  auto blockIn = [&](int64_t j) { return in + j * from.piece * size; };
-  auto blockOut = [&](int64_t k) { return out + k * to.piece * size; };
-  auto pack = [&](char *dst, int64_t j) {
-    copyBlocks(dst, from.piece * size, blockIn(j), n * from.piece * size, from.rows,
-               from.piece * size);
-  };
-  auto unpack = [&](int64_t k, const char *src) {
-    copyBlocks(blockOut(k), n * to.piece * size, src, to.piece * size, to.rows, to.piece * size);
-  };
-  char *sendBuffer = from.rows > 1 ? scratchBuffer(ctx, 0, n * block * size) : nullptr;
-  char *receiveBuffer = to.rows > 1 ? scratchBuffer(ctx, 1, n * block * size) : nullptr;
-  std::vector<MPI_Request> requests;
-  for (int64_t k = 0; k < n; ++k) {
-    if (k == me)
-      continue;
-    char *target = receiveBuffer ? receiveBuffer + k * block * size : blockOut(k);
-    requests.emplace_back();
-    checkMpi(ctx,
-             MPI_Irecv(target, mpiCount(ctx, block), mpiType(dtype), static_cast<int>(k), 0, comm,
-                       &requests.back()),
-             "MPI_Irecv");
-  }
-  for (int64_t j = 0; j < n; ++j) {
-    if (j == me)
-      continue;
-    const char *source = blockIn(j);
-    if (sendBuffer) {
-      pack(sendBuffer + j * block * size, j);
-      source = sendBuffer + j * block * size;
-    }
-    requests.emplace_back();
-    checkMpi(ctx,
-             MPI_Isend(source, mpiCount(ctx, block), mpiType(dtype), static_cast<int>(j), 0, comm,
-                       &requests.back()),
-             "MPI_Isend");
-  }
-  // The member's own block, while the others travel.
-  if (from.rows == 1) {
-    unpack(me, blockIn(me));
-  } else if (to.rows == 1) {
-    pack(blockOut(me), me);
-  } else { // both strided: through the send buffer
-    pack(sendBuffer + me * block * size, me);
-    unpack(me, sendBuffer + me * block * size);
-  }
-  waitAll(ctx, static_cast<int>(requests.size()), requests.data(), "MPI_Irecv/MPI_Isend");
-  for (int64_t k = 0; receiveBuffer && k < n; ++k)
-    if (k != me)
-      unpack(k, receiveBuffer + k * block * size);
 }
 
 /// The MPI type and op of a reduction: sums of integers use unsigned types
@@ -150,29 +71,26 @@ void reductionTypeAndOp(shardrt_context *ctx, int64_t dtype, int64_t kind, MPI_D
 void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64_t count,
                            int64_t block, int64_t size, MPI_Datatype type, MPI_Op reduction,
                            const char *in, char *mine) {
-  constexpr int64_t kChunkBytes = int64_t(1) << 20;
-  int64_t chunk = std::max<int64_t>(1, kChunkBytes / size);
+  const Chunks chunks(int64_t(1) << 20, size);
   int me = 0;
   checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
   auto blockLength = [&](int64_t k) { return shardc::support::blockExtent(count, n, k); };
-  auto chunksOf = [&](int64_t k) { return (blockLength(k) + chunk - 1) / chunk; };
-  auto chunkLength = [&](int64_t k, int64_t c) {
-    return std::min(chunk, blockLength(k) - c * chunk);
-  };
-  int64_t length = blockLength(me), chunks = chunksOf(me);
+  auto chunksOf = [&](int64_t k) { return chunks.count(blockLength(k)); };
+  auto chunkLength = [&](int64_t k, int64_t c) { return chunks.length(blockLength(k), c); };
+  int64_t length = blockLength(me), myChunks = chunksOf(me);
   // What member k sends me lands in slot k (me excluded) of the scratch buffer.
   char *received = scratchBuffer(ctx, 1, (n - 1) * length * size);
   auto slot = [&](int64_t k) { return received + (k < me ? k : k - 1) * length * size; };
   // Receives chunk by chunk (chunk c's n - 1 requests side by side), then the
   // sends. Messages between two members arrive in the order they were sent.
   std::vector<MPI_Request> requests;
-  for (int64_t c = 0; c < chunks; ++c)
+  for (int64_t c = 0; c < myChunks; ++c)
     for (int64_t k = 0; k < n; ++k)
       if (k != me) {
         requests.emplace_back();
         checkMpi(ctx,
-                 MPI_Irecv(slot(k) + c * chunk * size, mpiCount(ctx, chunkLength(me, c)), type,
-                           static_cast<int>(k), 0, comm, &requests.back()),
+                 MPI_Irecv(slot(k) + chunks.start(c) * size, mpiCount(ctx, chunkLength(me, c)),
+                           type, static_cast<int>(k), 0, comm, &requests.back()),
                  "MPI_Irecv");
       }
   size_t receives = requests.size();
@@ -180,19 +98,20 @@ void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64
     for (int64_t c = 0; j != me && c < chunksOf(j); ++c) {
       requests.emplace_back();
       checkMpi(ctx,
-               MPI_Isend(in + (j * block + c * chunk) * size, mpiCount(ctx, chunkLength(j, c)),
-                         type, static_cast<int>(j), 0, comm, &requests.back()),
+               MPI_Isend(in + (j * block + chunks.start(c)) * size,
+                         mpiCount(ctx, chunkLength(j, c)), type, static_cast<int>(j), 0, comm,
+                         &requests.back()),
                "MPI_Isend");
     }
   const char *own = in + me * block * size;
   if (own != mine)
     std::memcpy(mine, own, static_cast<size_t>(length * size));
-  for (int64_t c = 0; c < chunks; ++c) {
+  for (int64_t c = 0; c < myChunks; ++c) {
     waitAll(ctx, static_cast<int>(n - 1), requests.data() + c * (n - 1), "MPI_Irecv");
     for (int64_t k = 0; k < n; ++k)
       if (k != me)
         checkMpi(ctx,
-                 MPI_Reduce_local(slot(k) + c * chunk * size, mine + c * chunk * size,
+                 MPI_Reduce_local(slot(k) + chunks.start(c) * size, mine + chunks.start(c) * size,
                                   mpiCount(ctx, chunkLength(me, c)), type, reduction),
                  "MPI_Reduce_local");
   }
@@ -336,37 +255,6 @@ void shardrt_reduce_scatter(shardrt_context *ctx, int64_t op, const shardrt_grou
   }
   recordCollective(ctx, op, Collective::ReduceScatter, start,
                    static_cast<double>((g.size - 1) * block * size));
-}
-
-void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
-                        int64_t ndims, const int64_t *shape, int64_t split_dim, int64_t concat_dim,
-                        const void *in, void *out) {
-  checkDim(ctx, "all_to_all", ndims, split_dim);
-  checkDim(ctx, "all_to_all", ndims, concat_dim);
-  double start = now();
-  int64_t size = elementSize(ctx, dtype), local = product(shape, 0, ndims);
-  const Group &g = ctx->comms->get(*group);
-  int64_t n = g.size;
-  if (shape[split_dim] % n != 0)
-    internalError(ctx, format("all_to_all: split dim %lld of size %lld over %lld devices",
-                              static_cast<long long>(split_dim),
-                              static_cast<long long>(shape[split_dim]), static_cast<long long>(n)));
-  if (n == 1) {
-    std::memcpy(out, in, static_cast<size_t>(local * size));
-  } else {
-    // Each block has the operand's shape with split_dim divided by n.
-    std::vector<int64_t> blockShape(shape, shape + ndims);
-    blockShape[split_dim] /= n;
-    int64_t block = local / n;
-    int64_t splitOuter = product(shape, 0, split_dim);
-    int64_t splitPiece = blockShape[split_dim] * product(shape, split_dim + 1, ndims);
-    int64_t concatOuter = product(blockShape.data(), 0, concat_dim);
-    int64_t concatPiece = product(blockShape.data(), concat_dim, ndims);
-    exchangeBlocks(ctx, g.comm, dtype, n, block, static_cast<const char *>(in),
-                   {splitOuter, splitPiece}, static_cast<char *>(out), {concatOuter, concatPiece});
-  }
-  recordCollective(ctx, op, Collective::AllToAll, start,
-                   static_cast<double>((n - 1) * (local / n) * size));
 }
 
 void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,

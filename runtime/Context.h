@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -176,8 +177,22 @@ void checkTracePath(shardrt_context *ctx);
 /// --trace: gathers every rank's spans to rank 0, aligned to rank 0's clock,
 /// and writes the Chrome trace-event JSON file (complete files only). Collective.
 void writeTrace(shardrt_context *ctx);
+/// internalError unless 0 <= dim < ndims (a collective's dim operand).
+void checkDim(shardrt_context *ctx, const char *what, int64_t ndims, int64_t dim);
 /// `count` as an MPI count (an int); fails on larger messages.
 int mpiCount(shardrt_context *ctx, int64_t count);
+
+/// A run of elements cut into chunks of `chunkBytes` (the last one shorter),
+/// the unit in which the pipelined collectives send and process data: chunk
+/// c of a run of `length` elements is [start(c), start(c) + length(length, c)).
+struct Chunks {
+  Chunks(int64_t chunkBytes, int64_t elementBytes)
+      : size(std::max<int64_t>(1, chunkBytes / elementBytes)) {}
+  int64_t count(int64_t length) const { return (length + size - 1) / size; }
+  int64_t start(int64_t c) const { return c * size; }
+  int64_t length(int64_t length, int64_t c) const { return std::min(size, length - c * size); }
+  int64_t size; ///< elements per chunk
+};
 
 /// The node of every rank of `comm` (its lowest rank sharing memory with
 /// it: MPI_COMM_TYPE_SHARED). Collective over `comm`.

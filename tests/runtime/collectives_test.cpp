@@ -153,6 +153,36 @@ void checkLargeReductions(Case &c, const std::vector<shardrt_axis_ref> &axes) {
   }
 }
 
+/// all_to_all of blocks that travel in several 128 KiB chunks (the runtime's
+/// pipelined exchange): a 29x37x41 block per member (2.7 chunks of f64, 1.4
+/// of i32, so the last chunk is partial and chunk boundaries fall inside the
+/// pieces of every layout), split along each dim and concatenated along each.
+void checkLargeAllToAll(Case &c, const std::vector<shardrt_axis_ref> &axes) {
+  shardrt_group group{c.mesh, static_cast<int64_t>(axes.size()), axes.data()};
+  std::vector<int64_t> members = groupMembers(c.meshDesc(), axes, c.position());
+  int64_t n = static_cast<int64_t>(members.size()), index = shardrt_group_index(c.ctx, &group);
+  std::vector<int64_t> base = {29, 37, 41};
+  for (int64_t dtype : {SHARDRT_F64, SHARDRT_I32}) {
+    for (int64_t dim = 0; dim < 3; ++dim) {
+      std::vector<int64_t> divisible = base;
+      divisible[dim] *= n;
+      std::vector<LocalTensor> blocks;
+      for (int64_t q : members)
+        blocks.push_back(slice(operand(q, divisible, dtype), dim, index * base[dim], base[dim]));
+      Buffer send = encode(operand(c.position(), divisible, dtype), dtype);
+      for (int64_t concatDim = 0; concatDim < 3; ++concatDim) {
+        LocalTensor expected = concat(blocks, concatDim);
+        Buffer received(expected.values.size() * elementBytes(dtype));
+        shardrt_all_to_all(c.ctx, -1, &group, dtype, 3, divisible.data(), dim, concatDim,
+                           send.data(), received.data());
+        expectEqual(c.checker, decode(received, expected.shape, dtype), expected,
+                    describe(c, "all_to_all in chunks", axes, dtype, divisible, dim) + " concat " +
+                        std::to_string(concatDim));
+      }
+    }
+  }
+}
+
 /// all_reduce sum / max / min, out of place and in place.
 void checkReductions(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t dtype) {
   shardrt_group group{c.mesh, static_cast<int64_t>(axes.size()), axes.data()};
@@ -220,6 +250,18 @@ void sweep(shardrt_context *ctx, const shardrt_program *program, Checker &checke
       continue; // a maximal mesh of another rank: its ops don't run here
     if (!groupsPerMesh[m].empty())
       checkLargeReductions(c, groupsPerMesh[m].front());
+    // The first of the largest groups (every rank of the mesh at 2 and 8 ranks).
+    const std::vector<shardrt_axis_ref> *largest = nullptr;
+    int64_t members = 1;
+    for (const auto &axes : groupsPerMesh[m]) {
+      int64_t count = static_cast<int64_t>(groupMembers(c.meshDesc(), axes, c.position()).size());
+      if (count > members) {
+        largest = &axes;
+        members = count;
+      }
+    }
+    if (largest)
+      checkLargeAllToAll(c, *largest);
     for (const auto &axes : groupsPerMesh[m]) {
       checkAxisIndex(c, axes);
       for (int64_t dtype : {SHARDRT_F32, SHARDRT_F64, SHARDRT_I32, SHARDRT_I64, SHARDRT_I1}) {

@@ -1,0 +1,292 @@
+// shardrt_all_to_all (SPMD_CONTRACT.md section 2): block j of the operand
+// (split along split_dim) goes to group member j, and member k's block becomes
+// block k of the result (concatenated along concat_dim). With every block
+// contiguous this is MPI_Ialltoall; otherwise the blocks travel in chunks,
+// each packed while the previous ones are on their way (class Exchange).
+#include "runtime/Communicators.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace shardrt {
+namespace {
+
+/// Where the elements of one block live in a buffer: element e of the block
+/// (in the block's own row-major order) is element
+/// ((e - origin) / piece) * stride + (e - origin) % piece of `base`. A block
+/// of a buffer split into n interleaved blocks has pieces of `piece` elements
+/// every n * piece; a contiguous run has one endless piece.
+struct BlockView {
+  char *base;
+  int64_t piece, stride, origin;
+  static BlockView contiguous(char *base, int64_t origin) { return {base, INT64_MAX, 0, origin}; }
+  char *at(int64_t e, int64_t size) const {
+    int64_t i = e - origin;
+    return base + ((i / piece) * stride + i % piece) * size;
+  }
+  /// How many elements from e on are contiguous here.
+  int64_t runFrom(int64_t e) const { return piece - (e - origin) % piece; }
+};
+
+/// Copies elements [first, last) of a block between two views of it, one
+/// memcpy per run that is contiguous in both.
+void copyRange(const BlockView &dst, const BlockView &src, int64_t first, int64_t last,
+               int64_t size) {
+  for (int64_t e = first; e < last;) {
+    int64_t run = std::min({last - e, src.runFrom(e), dst.runFrom(e)});
+    std::memcpy(dst.at(e, size), src.at(e, size), static_cast<size_t>(run * size));
+    e += run;
+  }
+}
+
+/// How a buffer holds its n blocks: each of `rows` rows is n pieces of
+/// `piece` elements, piece j belonging to block j (one row: contiguous blocks).
+struct Interleaved {
+  int64_t rows, piece;
+};
+
+/// The exchange of strided blocks. MPI_Alltoall wants contiguous blocks,
+/// which would cost a pack pass over the whole operand before anything is
+/// sent. Here each block travels in chunks: one pass over a chunk's rows of
+/// the operand copies the member's own piece straight into the result and
+/// packs the others, which are sent at once while the next chunk is packed;
+/// the other members pull the data (MPICH's UCX copies large messages between
+/// processes with one kernel copy) while this one packs. A packed chunk goes
+/// to one of kRingSlots places per member that stay in cache, when that
+/// place's last send is done, else to its own place in a buffer as large as
+/// the operand: a member never waits for a slow one (more ranks than cores)
+/// before it has sent everything. Every receive is posted first,
+/// into the result when the destination block is contiguous, else into a
+/// scratch buffer that each chunk leaves for the result as soon as it has
+/// arrived, while it is still in cache. MPI derived datatypes avoid the pack
+/// too, but MPICH moved them 2.5x slower than a pack and a contiguous send.
+class Exchange {
+public:
+  Exchange(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
+           const char *in, Interleaved from, char *out, Interleaved to)
+      : ctx_(ctx), comm_(comm), type_(mpiType(dtype)), n_(n), block_(block),
+        size_(elementSize(ctx, dtype)), chunks_(kChunkBytes, size_), from_(from), to_(to),
+        in_(const_cast<char *>(in)), out_(out) {
+    int me = 0;
+    checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
+    me_ = me;
+  }
+
+  void run() {
+    int64_t count = chunks_.count(block_);
+    if (packs()) {
+      packed_ = scratchBuffer(ctx_, 0, n_ * block_ * size_);
+      slotSend_.assign(static_cast<size_t>(kRingSlots * n_), -1);
+    }
+    if (to_.rows > 1)
+      landing_ = scratchBuffer(ctx_, 1, n_ * block_ * size_);
+    postReceives(count);
+    sends_.assign(static_cast<size_t>(count * n_), MPI_REQUEST_NULL);
+    for (int64_t c = 0; c < count; ++c)
+      sendChunk(c);
+    while (pending_ > 0)
+      if (!serveReceives())
+        sched_yield();
+    waitServing(sends_.data(), static_cast<int>(sends_.size()), "MPI_Isend");
+  }
+
+private:
+  /// 64 MiB on 2 ranks (docs/backend-and-runtime.md): chunks of 128 or
+  /// 256 KiB and rings of 2 or 4 took 14.1-14.3 ms, 64 KiB chunks 15.1, no
+  /// ring (every chunk in its own place) 16.6.
+  static constexpr int64_t kChunkBytes = int64_t(128) << 10;
+  static constexpr int64_t kRingSlots = 2;
+  /// Receives tested per poll, from the oldest pending one on.
+  static constexpr int64_t kPollWindow = 64;
+
+  bool packs() const { return from_.rows > 1; }
+  BlockView source(int64_t j) const {
+    return {in_ + j * from_.piece * size_, from_.piece, n_ * from_.piece, 0};
+  }
+  BlockView target(int64_t k) const {
+    return {out_ + k * to_.piece * size_, to_.piece, n_ * to_.piece, 0};
+  }
+  /// Member k's block as it arrives (contiguous), before it is unpacked.
+  BlockView landed(int64_t k) const {
+    return BlockView::contiguous(landing_ + k * block_ * size_, 0);
+  }
+  /// Where chunk c for member j is packed: the place of chunk `place` in
+  /// j's block of the send buffer (c itself, or a ring slot < kRingSlots).
+  char *packedChunk(int64_t j, int64_t place) const {
+    return packed_ + (j * block_ + chunks_.start(place)) * size_;
+  }
+  /// The place for chunk c to member j: ring slot c mod kRingSlots when the
+  /// last send from it is done (always for the first chunks), else c's own.
+  int64_t placeFor(int64_t j, int64_t c) {
+    int64_t slot = c % kRingSlots;
+    int64_t &user = slotSend_[static_cast<size_t>(slot * n_ + j)];
+    int done = 1;
+    if (user >= 0)
+      checkMpi(ctx_, MPI_Test(&sends_[static_cast<size_t>(user)], &done, MPI_STATUS_IGNORE),
+               "MPI_Isend");
+    if (!done)
+      return c;
+    user = c * n_ + j;
+    return slot;
+  }
+  /// The member that the d-th receive of a chunk comes from, d = 0 .. n - 2:
+  /// me - 1, me - 2, ... (and sends go to me + 1, me + 2, ...), so that no
+  /// member is everyone's first.
+  int64_t receivedFrom(int64_t d) const { return (me_ - 1 - d + n_) % n_; }
+
+  void postReceives(int64_t count) {
+    receives_.assign(static_cast<size_t>(count * (n_ - 1)), MPI_REQUEST_NULL);
+    done_.resize(receives_.size());
+    for (int64_t c = 0; c < count; ++c)
+      for (int64_t d = 0; d + 1 < n_; ++d) {
+        int64_t k = receivedFrom(d), first = chunks_.start(c);
+        char *into = to_.rows > 1 ? landed(k).at(first, size_) : target(k).at(first, size_);
+        checkMpi(ctx_,
+                 MPI_Irecv(into, mpiCount(ctx_, chunks_.length(block_, c)), type_,
+                           static_cast<int>(k), 0, comm_, &receives_[c * (n_ - 1) + d]),
+                 "MPI_Irecv");
+      }
+    pending_ = static_cast<int64_t>(receives_.size());
+    oldest_ = 0;
+  }
+
+  /// Packs chunk c of every block (the member's own one straight into the
+  /// result) in one pass over its rows of the operand, and sends it.
+  void sendChunk(int64_t c) {
+    int64_t first = chunks_.start(c), last = first + chunks_.length(block_, c);
+    // Where each member's piece goes: the result for my own, else (packed)
+    // a place in the send buffer holding element `first` at its start.
+    places_.assign(static_cast<size_t>(n_), target(me_));
+    for (int64_t j = 0; packs() && j < n_; ++j)
+      if (j != me_)
+        places_[static_cast<size_t>(j)] =
+            BlockView::contiguous(packedChunk(j, placeFor(j, c)), first);
+    for (int64_t lo = first; lo < last;) {
+      int64_t hi = std::min(last, (lo / from_.piece + 1) * from_.piece); // within one row
+      for (int64_t j = 0; j < n_; ++j)
+        if (j == me_ || packs())
+          copyRange(places_[static_cast<size_t>(j)], source(j), lo, hi, size_);
+      lo = hi;
+    }
+    for (int64_t d = 1; d < n_; ++d) {
+      int64_t j = (me_ + d) % n_;
+      const char *data = (packs() ? places_[static_cast<size_t>(j)] : source(j)).at(first, size_);
+      checkMpi(ctx_,
+               MPI_Isend(data, mpiCount(ctx_, last - first), type_, static_cast<int>(j), 0, comm_,
+                         &sends_[static_cast<size_t>(c * n_ + j)]),
+               "MPI_Isend");
+    }
+    serveReceives();
+  }
+
+  /// Completes the receives that have arrived (unpacking each into the
+  /// result when it landed in scratch); whether any had.
+  bool serveReceives() {
+    while (oldest_ < static_cast<int64_t>(receives_.size()) &&
+           receives_[static_cast<size_t>(oldest_)] == MPI_REQUEST_NULL)
+      ++oldest_;
+    if (pending_ == 0)
+      return false;
+    int window = static_cast<int>(
+        std::min<int64_t>(kPollWindow, static_cast<int64_t>(receives_.size()) - oldest_));
+    int completed = 0;
+    checkMpi(ctx_,
+             MPI_Testsome(window, receives_.data() + oldest_, &completed, done_.data(),
+                          MPI_STATUSES_IGNORE),
+             "MPI_Irecv");
+    if (completed == MPI_UNDEFINED || completed == 0)
+      return false;
+    pending_ -= completed;
+    for (int i = 0; to_.rows > 1 && i < completed; ++i) {
+      int64_t index = oldest_ + done_[static_cast<size_t>(i)];
+      int64_t c = index / (n_ - 1), k = receivedFrom(index % (n_ - 1));
+      int64_t first = chunks_.start(c);
+      copyRange(target(k), landed(k), first, first + chunks_.length(block_, c), size_);
+    }
+    return true;
+  }
+
+  /// Waits for `count` requests, serving receives meanwhile and yielding the
+  /// core when nothing arrived (waitAll's reason).
+  void waitServing(MPI_Request *requests, int count, const char *call) {
+    for (;;) {
+      int done = 0;
+      checkMpi(ctx_, MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE), call);
+      if (done)
+        return;
+      if (!serveReceives())
+        sched_yield();
+    }
+  }
+
+  shardrt_context *ctx_;
+  MPI_Comm comm_;
+  MPI_Datatype type_;
+  int64_t n_, block_, size_;
+  Chunks chunks_;
+  Interleaved from_, to_;
+  char *in_, *out_;
+  int64_t me_ = 0;
+  char *packed_ = nullptr, *landing_ = nullptr;
+  std::vector<MPI_Request> receives_, sends_;
+  /// Per ring slot and member, the index in sends_ of its last send (-1: none).
+  std::vector<int64_t> slotSend_;
+  std::vector<BlockView> places_;
+  std::vector<int> done_;
+  int64_t pending_ = 0, oldest_ = 0;
+};
+
+} // namespace
+} // namespace shardrt
+
+using namespace shardrt;
+
+extern "C" {
+
+void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *group, int64_t dtype,
+                        int64_t ndims, const int64_t *shape, int64_t split_dim, int64_t concat_dim,
+                        const void *in, void *out) {
+  checkDim(ctx, "all_to_all", ndims, split_dim);
+  checkDim(ctx, "all_to_all", ndims, concat_dim);
+  double start = now();
+  int64_t size = elementSize(ctx, dtype), local = product(shape, 0, ndims);
+  const Group &g = ctx->comms->get(*group);
+  int64_t n = g.size;
+  if (shape[split_dim] % n != 0)
+    internalError(ctx, format("all_to_all: split dim %lld of size %lld over %lld devices",
+                              static_cast<long long>(split_dim),
+                              static_cast<long long>(shape[split_dim]), static_cast<long long>(n)));
+  if (n == 1) {
+    std::memcpy(out, in, static_cast<size_t>(local * size));
+  } else {
+    // Each block has the operand's shape with split_dim divided by n.
+    std::vector<int64_t> blockShape(shape, shape + ndims);
+    blockShape[split_dim] /= n;
+    int64_t block = local / n;
+    Interleaved from{product(shape, 0, split_dim),
+                     blockShape[split_dim] * product(shape, split_dim + 1, ndims)};
+    Interleaved to{product(blockShape.data(), 0, concat_dim),
+                   product(blockShape.data(), concat_dim, ndims)};
+    if (from.rows == 1 && to.rows == 1) { // every block contiguous: MPI's own
+      MPI_Request request;
+      int count = mpiCount(ctx, block);
+      checkMpi(
+          ctx,
+          MPI_Ialltoall(in, count, mpiType(dtype), out, count, mpiType(dtype), g.comm, &request),
+          "MPI_Ialltoall");
+      waitAll(ctx, 1, &request, "MPI_Ialltoall");
+    } else {
+      Exchange(ctx, g.comm, dtype, n, block, static_cast<const char *>(in), from,
+               static_cast<char *>(out), to)
+          .run();
+    }
+  }
+  recordCollective(ctx, op, Collective::AllToAll, start,
+                   static_cast<double>((n - 1) * (local / n) * size));
+}
+
+} // extern "C"
