@@ -54,8 +54,11 @@ llvm::Value *ElementIndex::linear(KernelLowering &k) {
 llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index) {
   if (llvm::Value *member = rowMemberElement(k, v, index))
     return member;
-  if (k.fusion().isMaterialized(v) || !v->definingOp)
+  if (k.fusion().isMaterialized(v) || !v->definingOp) {
+    if (llvm::Value *tiled = tiledElement(k, v, index))
+      return tiled;
     return k.load(k.buffer(v), v->type.dtype, index.linear(k));
+  }
   return computeElement(k, *v->definingOp, index);
 }
 
@@ -224,6 +227,8 @@ void emitElementLoops(KernelLowering &k, const Value *v) {
     });
     return;
   }
+  if (emitTiledLoops(k, v))
+    return;
   k.emitLoopNest(shape, [&](const std::vector<llvm::Value *> &index) {
     ElementIndex at(shape, index);
     llvm::Value *element = computeElement(k, op, at);
