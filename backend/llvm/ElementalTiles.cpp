@@ -224,8 +224,8 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
   std::vector<llvm::Value *> buffers;
   for (const TiledOperand &operand : tiled) {
-    auto *array = llvm::ArrayType::get(k.memoryType(operand.value->type.dtype),
-                                       static_cast<uint64_t>(t * t));
+    auto *array =
+        llvm::ArrayType::get(k.memoryType(operand.value->type.dtype), static_cast<uint64_t>(t * t));
     llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, operand.value->name + ".tile");
     slot->setAlignment(llvm::Align(64));
     buffers.push_back(b.CreateBitCast(slot, b.getInt8PtrTy()));
@@ -288,9 +288,8 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
       }
       std::vector<llvm::Value *> rows = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
-        llvm::Value *address =
-            b.CreateBitCast(k.elementAddress(buffers[i], dtype, k.i64(r * t)),
-                            vectorType->getPointerTo());
+        llvm::Value *address = b.CreateBitCast(k.elementAddress(buffers[i], dtype, k.i64(r * t)),
+                                               vectorType->getPointerTo());
         b.CreateAlignedStore(rows[r], address, align);
       }
     }
