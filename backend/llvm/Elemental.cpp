@@ -9,7 +9,8 @@
 // broadcasting, reshapes, splat or dense constants, random values); otherwise
 // a loop nest over the output's shape, innermost dim innermost, so stores
 // and most loads are contiguous and a leaf indexed only by outer dims (a
-// broadcast row or scalar) is loop-invariant in the inner loop. The loads
+// broadcast row or scalar) is loop-invariant in the inner loop; in square
+// tiles when a stored operand is read transposed (ElementalTiles.cpp). The loads
 // are marked as not reading the output (OutputScope), which the vectorizer
 // needs when both live in the arena.
 #include "backend/llvm/Codegen.h"
