@@ -218,8 +218,8 @@ TEST_CASE("llvm elemental: loops reading transposed operands in tiles", "[llvm]"
   for (const char *dtype : {"f32", "f64", "i32", "i64", "i1"})
     for (const std::vector<int64_t> &perm : perms) {
       std::vector<int64_t> result = {shape[perm[0]], shape[perm[1]], shape[perm[2]]};
-      std::string permText = "[" + std::to_string(perm[0]) + ", " + std::to_string(perm[1]) +
-                             ", " + std::to_string(perm[2]) + "]";
+      std::string permText = "[" + std::to_string(perm[0]) + ", " + std::to_string(perm[1]) + ", " +
+                             std::to_string(perm[2]) + "]";
       std::string a = "%a: " + typeOf(shape, dtype);
       std::string r = typeOf(result, dtype);
       checkRandom(program(a, "%r = transpose %a {perm = " + permText + "}\nreturn %r", r));
