@@ -18,6 +18,7 @@
 
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
 #include <map>
 
 namespace shardc::llvmgen::elemental {
@@ -219,6 +220,15 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   if (tiled.empty() || shape[rowDim] < t || shape[last] < t)
     return false;
 
+  // The operands read at the output's own index: a tile reads t lines of
+  // each, a row apart, and with the tiled operand's and the output's lines
+  // that is more streams than the hardware prefetchers follow.
+  std::vector<const Value *> straight;
+  for (const TiledOperand &leaf : finder.leaves)
+    if (leaf.from == identity &&
+        std::find(straight.begin(), straight.end(), leaf.value) == straight.end())
+      straight.push_back(leaf.value);
+
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
@@ -255,6 +265,16 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     return dims;
   };
 
+  // A hint only, so `linear` may be past the buffer's end (no inbounds).
+  auto prefetch = [&](llvm::Value *buffer, DType dtype, llvm::Value *linear) {
+    llvm::Type *element = k.memoryType(dtype);
+    llvm::Value *at =
+        b.CreateGEP(element, b.CreateBitCast(buffer, element->getPointerTo()), linear);
+    callIntrinsic(
+        k, llvm::Intrinsic::prefetch,
+        {b.CreateBitCast(at, b.getInt8PtrTy()), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+  };
+
   // One tile: rows [row0, row0 + t) of rowDim, columns [column0, column0 + t)
   // of the last dim.
   auto emitTile = [&](llvm::Value *row0, llvm::Value *column0) {
@@ -275,16 +295,10 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         lines.push_back(b.CreateAlignedLoad(vectorType, address, align));
         // The same line of the next tile along the row: the operand is read
         // with a stride of a whole row here, which the hardware prefetchers
-        // follow late (10-15% of the loop's time). A hint only, so it may
-        // point past the operand's end (no inbounds).
+        // follow late (10-15% of the loop's time).
         index[last] = b.CreateAdd(column0, k.i64(c + t));
-        llvm::Value *next = k.linearIndex(operand.value->type.shape, operandIndex(operand));
-        llvm::Type *element = k.memoryType(dtype);
-        llvm::Value *ahead = b.CreateGEP(
-            element, b.CreateBitCast(k.buffer(operand.value), element->getPointerTo()), next);
-        callIntrinsic(k, llvm::Intrinsic::prefetch,
-                      {b.CreateBitCast(ahead, b.getInt8PtrTy()), b.getInt32(0), b.getInt32(3),
-                       b.getInt32(1)});
+        prefetch(k.buffer(operand.value), dtype,
+                 k.linearIndex(operand.value->type.shape, operandIndex(operand)));
       }
       std::vector<llvm::Value *> rows = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
@@ -293,6 +307,12 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         b.CreateAlignedStore(rows[r], address, align);
       }
     }
+    for (const Value *operand : straight)
+      for (int64_t r = 0; r < t; ++r) {
+        index[rowDim] = b.CreateAdd(row0, k.i64(r));
+        index[last] = b.CreateAdd(column0, k.i64(t));
+        prefetch(k.buffer(operand), operand->type.dtype, k.linearIndex(shape, index));
+      }
     TileState state;
     TileState *outer = activeTiles;
     activeTiles = &state;
