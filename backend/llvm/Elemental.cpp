@@ -9,7 +9,8 @@
 // broadcasting, reshapes, splat or dense constants, random values); otherwise
 // a loop nest over the output's shape, innermost dim innermost, so stores
 // and most loads are contiguous and a leaf indexed only by outer dims (a
-// broadcast row or scalar) is loop-invariant in the inner loop. The loads
+// broadcast row or scalar) is loop-invariant in the inner loop; in square
+// tiles when a stored operand is read transposed (ElementalTiles.cpp). The loads
 // are marked as not reading the output (OutputScope), which the vectorizer
 // needs when both live in the arena.
 #include "backend/llvm/Codegen.h"
@@ -54,8 +55,11 @@ llvm::Value *ElementIndex::linear(KernelLowering &k) {
 llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index) {
   if (llvm::Value *member = rowMemberElement(k, v, index))
     return member;
-  if (k.fusion().isMaterialized(v) || !v->definingOp)
+  if (k.fusion().isMaterialized(v) || !v->definingOp) {
+    if (llvm::Value *tiled = tiledElement(k, v, index))
+      return tiled;
     return k.load(k.buffer(v), v->type.dtype, index.linear(k));
+  }
   return computeElement(k, *v->definingOp, index);
 }
 
@@ -224,6 +228,8 @@ void emitElementLoops(KernelLowering &k, const Value *v) {
     });
     return;
   }
+  if (emitTiledLoops(k, v))
+    return;
   k.emitLoopNest(shape, [&](const std::vector<llvm::Value *> &index) {
     ElementIndex at(shape, index);
     llvm::Value *element = computeElement(k, op, at);

@@ -31,6 +31,8 @@ public:
   const std::vector<llvm::Value *> &dims(KernelLowering &k);
   llvm::Value *dim(KernelLowering &k, size_t d) { return dims(k).at(d); }
   llvm::Value *linear(KernelLowering &k);
+  /// The index along every dim when known, without computing it; else null.
+  const std::vector<llvm::Value *> *knownDims() const { return dimsKnown() ? &dims_ : nullptr; }
 
 private:
   std::vector<int64_t> shape_;
@@ -77,6 +79,17 @@ void emitRowGroup(KernelLowering &k, const Value *root,
 /// emitted and `index` is on the current row: its register, or a load from
 /// its row buffer. Null otherwise.
 llvm::Value *rowMemberElement(KernelLowering &k, const Value *v, ElementIndex &index);
+
+// ---- tiles for transposed operands (ElementalTiles.cpp) -----------------------
+
+/// Fills the buffer of `v` in square tiles when its tree reads a materialized
+/// operand transposed (its contiguous dim along an outer dim of `v`), each
+/// tile of that operand transposed in registers into a stack buffer. False,
+/// emitting nothing, when no operand is read that way or `v` is too small.
+bool emitTiledLoops(KernelLowering &k, const Value *v);
+/// Element `index` of `v` from the tile being emitted when `v` is tiled and
+/// `index` is the position the tile holds; null otherwise.
+llvm::Value *tiledElement(KernelLowering &k, const Value *v, ElementIndex &index);
 
 // ---- math (ElementalMath.cpp) -------------------------------------------------
 
