@@ -15,8 +15,6 @@
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace shardc::partition {
@@ -55,9 +53,8 @@ public:
   std::string fresh(const std::string &hint);
 
 private:
-  // Hashed: a 100,000-op function asks for a fresh name per emitted op.
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, int> counters_;
+  std::set<std::string> used_;
+  std::map<std::string, int> counters_;
 };
 
 /// The body of one per-device manual_computation being built.
@@ -67,7 +64,7 @@ struct Body {
   Block &block;
   NameTable &names;
   CollectiveReport *report;
-  std::unordered_map<const Value *, Local> locals;
+  std::map<const Value *, Local> locals;
   /// Reshard plans already searched in this function, by request: a program
   /// repeats the same resharding (every layer of a model), and the search is
   /// the costly part of partitioning (planReshard is a pure function).
