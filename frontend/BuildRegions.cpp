@@ -28,7 +28,7 @@ void IRBuilder::buildAxesRegion(Op &op, P::AxesOpContext *ctx) {
   shardingList("in_shardings", ctx->KW_IN_SHARDINGS(), ctx->ins);
   shardingList("out_shardings", ctx->KW_OUT_SHARDINGS(), ctx->outs);
   op.body = std::make_unique<Block>();
-  std::vector<std::map<std::string, Value *>> outer;
+  std::vector<Scope> outer;
   std::swap(outer, scopes_);
   for (auto &scope : outer)
     hiddenScopes_.push_back(scope);

@@ -3,6 +3,7 @@
 // counts, written types and the seed's sdy.sharding spellings.
 #include "frontend/IRBuilder.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace shardc::frontend {
@@ -60,11 +61,16 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
           .note(scope[n]->loc, "defined here; pass it in as an operand instead");
       return nullptr;
     }
+  // Each scope's names in sorted order, so that a tie in closestMatch does
+  // not depend on the hash order.
   std::vector<std::string> candidates;
-  for (auto &scope : scopes_)
+  for (auto &scope : scopes_) {
+    size_t first = candidates.size();
     for (auto &[k, v] : scope)
       if (v)
         candidates.push_back(k);
+    std::sort(candidates.begin() + first, candidates.end());
+  }
   auto builder = diags_.error(loc(name), fmt::format("use of undefined value %{}", n));
   std::string guess = closestMatch(n, candidates);
   if (!guess.empty())
@@ -290,7 +296,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     op->attrs.push_back({"manual_axes", axes, loc(m->KW_MANUAL_AXES())});
     // The body is isolated from above: it sees only its own arguments.
     op->body = std::make_unique<Block>();
-    std::vector<std::map<std::string, Value *>> outer;
+    std::vector<Scope> outer;
     std::swap(outer, scopes_);
     for (auto &scope : outer)
       hiddenScopes_.push_back(scope);

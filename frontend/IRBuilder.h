@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shardc::frontend {
@@ -106,8 +107,10 @@ private:
   Module &module_;
   /// Visible values, innermost scope last. A manual_computation body is
   /// isolated: it starts a fresh stack and sees only its own arguments.
-  std::vector<std::map<std::string, Value *>> scopes_;
-  std::vector<std::map<std::string, Value *>> hiddenScopes_;
+  /// Hashed: a function of 100,000 statements looks a name up per operand.
+  using Scope = std::unordered_map<std::string, Value *>;
+  std::vector<Scope> scopes_;
+  std::vector<Scope> hiddenScopes_;
 };
 
 // The two rules with a top-level twin (annotatedType, typeSpec) share one

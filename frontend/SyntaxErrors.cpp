@@ -116,11 +116,28 @@ Loc tokenLoc(const SourceFile &file, const antlr4::Token *token) {
   if (!token)
     return Loc{&file, 0, 0, 1};
   int line = static_cast<int>(token->getLine());
-  int col = byteColumn(file, line, token->getCharPositionInLine());
-  int length = token->getType() == antlr4::Token::EOF
-                   ? 1
-                   : std::max<int>(1, static_cast<int>(token->getText().size()));
-  return Loc{&file, line, col, length};
+  size_t cp = token->getCharPositionInLine();
+  if (token->getType() == antlr4::Token::EOF)
+    return Loc{&file, line, byteColumn(file, line, cp), 1};
+  // The length in bytes from the token's code-point span on its line: asking
+  // the token for its text would build a string per call (the IR builder
+  // asks for a location of nearly every token).
+  size_t span = token->getStopIndex() + 1 - token->getStartIndex();
+  std::string_view text = file.line(line);
+  size_t bytes = 0, start = 0, seen = 0;
+  for (; seen < cp + span && bytes < text.size(); ++seen) {
+    if (seen == cp)
+      start = bytes;
+    unsigned char c = static_cast<unsigned char>(text[bytes]);
+    bytes += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
+  }
+  if (seen < cp + span || span == 0 || token->getStopIndex() < token->getStartIndex()) {
+    // Not within one line (no token of the grammar is): measure its text.
+    int length = std::max<int>(1, static_cast<int>(token->getText().size()));
+    return Loc{&file, line, byteColumn(file, line, cp), length};
+  }
+  return Loc{&file, line, static_cast<int>(start) + 1,
+             std::max<int>(1, static_cast<int>(bytes - start))};
 }
 
 Loc ruleLoc(const SourceFile &file, antlr4::ParserRuleContext *ctx) {
