@@ -6,10 +6,13 @@
 // 2. Separable matrices: M[p][q] = a[p] + b[q] (a rank-1 matrix in the
 //    additive sense; e.g. a cost depending on one side only) adds a to one
 //    side's costs and b to the other's, and needs no edge binaries. Every
-//    matrix touching a one-strategy group is separable.
+//    matrix touching a one-strategy group is separable. With a budget, a
+//    pair whose edge holds a consumer's copy (a memory term over both
+//    choices) keeps its binaries unless one side has one strategy (then the
+//    term becomes the other side's).
 // 3. Dominated strategies: p is dropped when another strategy is no worse in
 //    cost, in every entry of every incident matrix and, with a budget, in
-//    every member's memory.
+//    every member's memory and every transient and copy term.
 // 4. Without a budget: a group with no neighbour picks its cheapest
 //    strategy; one with one neighbour h is folded into h's costs
 //    (h[q] += min_p g[p] + M[p][q], the parameter merged into its single
