@@ -153,3 +153,29 @@ TEST_CASE("auto-shard ILP: malformed problems are rejected", "[auto_shard]") {
   p.nodes.push_back(ProblemNode{{0.0}, {}, 0, 0, 0, {}, -1}); // follower with another count
   CHECK_THROWS_AS(solveStrategyProblem(p), std::invalid_argument);
 }
+
+TEST_CASE("auto-shard ILP: without CBC the infeasible budget's peak is a lower bound",
+          "[auto_shard]") {
+  // A time limit too short for CBC leaves the bound on the smallest peak
+  // (each value at its least bytes); transients and copies under those
+  // choices need not be their least, so they stay out of it: the bound
+  // never exceeds the smallest peak any plan reaches.
+  std::mt19937 rng(53);
+  int bounded = 0;
+  for (int round = 0; round < 60; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    addTransients(p, rng);
+    double smallest = 0;
+    enumerate(p, std::numeric_limits<double>::infinity(), smallest);
+    p.memoryBudget = std::floor(smallest / 2);
+    p.timeLimitSeconds = 1e-9;
+    StrategySolution s = solveStrategyProblem(p);
+    INFO("round " << round << " smallest " << smallest);
+    REQUIRE((s.status == SolveStatus::Infeasible || s.status == SolveStatus::NoSolution));
+    if (s.status == SolveStatus::Infeasible && s.smallestPeakIsBound) {
+      CHECK(s.smallestPeak <= smallest);
+      ++bounded;
+    }
+  }
+  CHECK(bounded > 10);
+}
