@@ -1,8 +1,10 @@
-// Helpers for the strategy-problem tests: random small problems and the
-// best objective by enumerating every choice.
+// Helpers for the strategy-problem tests: random small problems, the best
+// objective by enumerating every choice, and the solver checked against it.
 #pragma once
 
 #include "passes/auto_shard/StrategyProblem.h"
+
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <functional>
@@ -93,6 +95,42 @@ inline double enumerate(const StrategyProblem &p, double budget, double &smalles
   };
   visit(0);
   return best;
+}
+
+/// What checkAgainstEnumeration saw.
+struct EnumerationCheck {
+  PresolveStats presolve;
+  /// The budget changed the best objective.
+  bool constrained = false;
+};
+
+/// Solves `p` and checks the answer against enumeration (under a budget
+/// when `budgeted`: halfway between the smallest and the free optimum's
+/// peak): the status, the objective, leaders followed, the peak within the
+/// budget, or the smallest peak when nothing fits.
+inline EnumerationCheck checkAgainstEnumeration(StrategyProblem p, bool budgeted) {
+  double smallest = 0;
+  double unconstrained = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
+  double best = unconstrained;
+  if (budgeted) {
+    StrategySolution free = solveStrategyProblem(p);
+    p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
+    best = enumerate(p, *p.memoryBudget, smallest);
+  }
+  StrategySolution s = solveStrategyProblem(p);
+  INFO("budget " << p.memoryBudget.value_or(-1) << " smallest " << smallest);
+  if (best == std::numeric_limits<double>::infinity()) {
+    REQUIRE(s.status == SolveStatus::Infeasible);
+    CHECK(s.smallestPeak == Approx(smallest));
+    return {s.presolve, false};
+  }
+  REQUIRE(s.status == SolveStatus::Optimal);
+  REQUIRE(followsLeaders(p, s.choice));
+  if (budgeted)
+    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
+  CHECK(s.objective == Approx(best).margin(1e-9));
+  CHECK(objectiveOf(p, s.choice) == Approx(best).margin(1e-9));
+  return {s.presolve, best > unconstrained + 1e-12};
 }
 
 } // namespace shardc::autoshard::testing

@@ -30,38 +30,12 @@ TEST_CASE("auto-shard ILP: equals exhaustive enumeration without a budget", "[au
   }
 }
 
-namespace {
-
-/// Solves `p` under a budget halfway between its smallest peak and the peak
-/// of its free optimum and checks the answer against enumeration; returns
-/// whether the budget changed the best objective.
-bool checkBudgeted(StrategyProblem p) {
-  double smallest = 0;
-  double unconstrained = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-  StrategySolution free = solveStrategyProblem(p);
-  p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
-  double best = enumerate(p, *p.memoryBudget, smallest);
-  StrategySolution s = solveStrategyProblem(p);
-  INFO("budget " << *p.memoryBudget << " smallest " << smallest);
-  if (best == std::numeric_limits<double>::infinity()) {
-    REQUIRE(s.status == SolveStatus::Infeasible);
-    CHECK(s.smallestPeak == Approx(smallest));
-    return false;
-  }
-  REQUIRE(s.status == SolveStatus::Optimal);
-  CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
-  CHECK(s.objective == Approx(best).margin(1e-9));
-  return best > unconstrained + 1e-12;
-}
-
-} // namespace
-
 TEST_CASE("auto-shard ILP: equals exhaustive enumeration under a memory budget", "[auto_shard]") {
   std::mt19937 rng(7);
   int constrained = 0;
   for (int round = 0; round < 60; ++round) {
     INFO("round " << round);
-    constrained += checkBudgeted(randomProblem(rng));
+    constrained += checkAgainstEnumeration(randomProblem(rng), true).constrained;
   }
   CHECK(constrained > 5); // the budget changed the answer in many rounds
 }
@@ -75,7 +49,7 @@ TEST_CASE("auto-shard ILP: the plain formulation under a budget equals enumerati
     StrategyProblem p = randomProblem(rng);
     p.presolve = false;
     INFO("round " << round);
-    checkBudgeted(p);
+    checkAgainstEnumeration(p, true);
   }
 }
 
@@ -90,7 +64,7 @@ TEST_CASE("auto-shard ILP: transients and edge copies count against the budget",
     addTransients(p, rng);
     p.presolve = round % 4 != 3;
     INFO("round " << round);
-    constrained += checkBudgeted(p);
+    constrained += checkAgainstEnumeration(p, true).constrained;
   }
   CHECK(constrained > 5);
 }

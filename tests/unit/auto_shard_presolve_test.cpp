@@ -14,32 +14,6 @@ using namespace shardc::autoshard::testing;
 
 namespace {
 
-/// Solves `p` and checks the objective against enumeration (under the
-/// budget when `budgeted`: halfway between the smallest and the free peak).
-/// Returns the presolve statistics.
-PresolveStats checkAgainstEnumeration(StrategyProblem p, bool budgeted) {
-  double smallest = 0;
-  double best = enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-  if (budgeted) {
-    StrategySolution free = solveStrategyProblem(p);
-    p.memoryBudget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
-    best = enumerate(p, *p.memoryBudget, smallest);
-  }
-  StrategySolution s = solveStrategyProblem(p);
-  if (best == std::numeric_limits<double>::infinity()) {
-    REQUIRE(s.status == SolveStatus::Infeasible);
-    CHECK(s.smallestPeak == Approx(smallest));
-    return s.presolve;
-  }
-  REQUIRE(s.status == SolveStatus::Optimal);
-  REQUIRE(followsLeaders(p, s.choice));
-  if (budgeted)
-    CHECK(peakMemoryOf(p, s.choice) <= *p.memoryBudget);
-  CHECK(s.objective == Approx(best).margin(1e-9));
-  CHECK(objectiveOf(p, s.choice) == Approx(best).margin(1e-9));
-  return s.presolve;
-}
-
 /// Makes about half of the edges' matrices a[p] + b[q] (or one-sided).
 void makeSeparable(StrategyProblem &p, std::mt19937 &rng) {
   std::uniform_real_distribution<double> cost(0.0, 1e-3);
@@ -105,7 +79,7 @@ TEST_CASE("auto-shard presolve: separable edge matrices fold into node costs", "
     makeSeparable(p, rng);
     INFO("round " << round);
     // With a budget nothing is eliminated, so the folds are seen alone.
-    folded += checkAgainstEnumeration(p, true).separableEdges;
+    folded += checkAgainstEnumeration(p, true).presolve.separableEdges;
     checkAgainstEnumeration(p, false);
   }
   CHECK(folded > 20);
@@ -118,7 +92,7 @@ TEST_CASE("auto-shard presolve: dominated strategies are dropped", "[auto_shard]
     StrategyProblem p = randomProblem(rng);
     addDominated(p, rng);
     INFO("round " << round);
-    dropped += checkAgainstEnumeration(p, true).dominatedStrategies;
+    dropped += checkAgainstEnumeration(p, true).presolve.dominatedStrategies;
     checkAgainstEnumeration(p, false);
   }
   CHECK(dropped > 20);
@@ -140,7 +114,7 @@ TEST_CASE("auto-shard presolve: folds and dominance keep transients and edge cop
       addDominated(p, rng);
     addTransients(p, rng);
     INFO("round " << round);
-    PresolveStats stats = checkAgainstEnumeration(p, true);
+    PresolveStats stats = checkAgainstEnumeration(p, true).presolve;
     folded += stats.separableEdges;
     dropped += stats.dominatedStrategies;
   }
@@ -156,7 +130,7 @@ TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated"
     if (round % 2)
       sparsen(p, rng);
     INFO("round " << round);
-    eliminated += checkAgainstEnumeration(p, false).eliminatedGroups;
+    eliminated += checkAgainstEnumeration(p, false).presolve.eliminatedGroups;
     // Under a budget the memory rows couple every group: the reduction
     // eliminates none (the solver may still answer with the unbudgeted
     // model, when its plan fits).
