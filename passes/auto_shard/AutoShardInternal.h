@@ -111,6 +111,11 @@ private:
   std::map<std::string, ReshardPlan> plans_;
 };
 
+/// Bytes of `shape` in `dtype`.
+double shapeBytes(DType dtype, const std::vector<int64_t> &shape);
+/// Bytes per device of a value of `type` laid out as `s` (padded blocks).
+double localBytes(const TensorType &type, const Sharding &s, const Mesh &mesh);
+
 /// The executable places every value between ops (not parameters and
 /// results, which have their own buffers) in one arena at offsets aligned to
 /// this (kArenaAlignment in backend/llvm/BufferPlan.h).

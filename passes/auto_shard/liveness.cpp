@@ -40,9 +40,7 @@ std::map<const Value *, int> lastUses(const Block &body, int numSteps) {
 void addOpaqueMemory(StrategyGraph &graph, const std::vector<std::pair<const Op *, int>> &opaque,
                      const std::map<const Value *, int> &lastUse) {
   StrategyProblem &p = graph.problem;
-  auto whole = [](const Value &v) {
-    return static_cast<double>(v.type.numElements() * dtypeBytes(v.type.dtype));
-  };
+  auto whole = [](const Value &v) { return shapeBytes(v.type.dtype, v.type.shape); };
   std::function<double(const Block &)> regionBytes = [&](const Block &block) {
     double bytes = 0;
     for (const auto &arg : block.args)

@@ -11,14 +11,19 @@
 #include <stdexcept>
 
 namespace shardc::autoshard {
-namespace {
 
-double localBytes(const TensorType &type, const Sharding &s, const Mesh &mesh) {
-  double n = static_cast<double>(dtypeBytes(type.dtype));
-  for (int64_t d : localShape(type.shape, s, mesh))
+double shapeBytes(DType dtype, const std::vector<int64_t> &shape) {
+  double n = static_cast<double>(dtypeBytes(dtype));
+  for (int64_t d : shape)
     n *= static_cast<double>(d);
   return n;
 }
+
+double localBytes(const TensorType &type, const Sharding &s, const Mesh &mesh) {
+  return shapeBytes(type.dtype, localShape(type.shape, s, mesh));
+}
+
+namespace {
 
 /// A tiny per-kind epsilon: among plans of equal time, prefer
 /// reduce_scatter over all_reduce, and fewer steps.
@@ -60,10 +65,7 @@ double Pricer::time(const ReshardPlan &plan, DType dtype) const {
     if (step.kind == ReshardStepKind::Relabel)
       continue;
     if (step.kind == ReshardStepKind::AllSlice) { // a local copy of the block kept
-      double bytes = static_cast<double>(dtypeBytes(dtype));
-      for (int64_t d : step.localShapeAfter)
-        bytes *= static_cast<double>(d);
-      seconds += bytes / model_.memoryBandwidth;
+      seconds += shapeBytes(dtype, step.localShapeAfter) / model_.memoryBandwidth;
       continue;
     }
     std::vector<std::string> names;
@@ -107,9 +109,7 @@ double Pricer::workingBytes(const ReshardPlan &plan, const TensorType &type, con
       moving.push_back(&step);
   double most = 0, input = localBytes(type, from, meshOf(from));
   for (size_t k = 0; k < moving.size(); ++k) {
-    double output = static_cast<double>(dtypeBytes(type.dtype));
-    for (int64_t d : moving[k]->localShapeAfter)
-      output *= static_cast<double>(d);
+    double output = shapeBytes(type.dtype, moving[k]->localShapeAfter);
     bool last = k + 1 == moving.size();
     // The source is its value's own bytes; a step's input is the previous
     // step's output, live with it; each step's output is an arena slot.

@@ -364,10 +364,7 @@ private:
       const std::optional<Sharding> &w = graph_.main->results[k].sharding;
       if (w && !outsideSolver(w)) {
         const Value &v = *body.returned[k];
-        double bytes = static_cast<double>(dtypeBytes(v.type.dtype));
-        for (int64_t d : localShape(v.type.shape, w->closed(), meshFor(w)))
-          bytes *= static_cast<double>(d);
-        writtenResults[&v] = bytes;
+        writtenResults[&v] = localBytes(v.type, w->closed(), meshFor(w));
       }
     }
     for (const GraphNode &node : graph_.nodes) {
