@@ -1,6 +1,7 @@
 #!/bin/sh
 # shardc-calibrate on 2 ranks at tiny sizes, then shardc --auto-shard with the
-# model it wrote; bad arguments exit 2 with a clear message.
+# model it wrote; on 4 ranks sharing one core, the latencies a program sees;
+# bad arguments exit 2 with a clear message.
 # Usage: calibrate_test.sh CALIBRATE SHARDC PROGRAM.shd WORKDIR
 set -eu
 calibrate=$1 shardc=$2 program=$3 work=$4
@@ -11,6 +12,20 @@ grep -q '"axes"' "$work/model.json"
 grep -q '"x"' "$work/model.json"
 grep -q '"gemm_bandwidth"' "$work/model.json"
 grep -q '"all_reduce"' "$work/model.json"
+# Four ranks on one core: the axes are timed on the runtime's collectives,
+# which give the core up while they wait; blocking MPI calls spin away a time
+# slice per message there (16 ms each on this machine), which a program
+# never sees. Most (axis, kind) latencies must be far below a time slice.
+taskset -c 0 mpiexec.mpich -n 4 "$calibrate" --mesh '<["x"=2, "y"=2]>' --quick \
+  -o "$work/model4.json" > "$work/out4.txt"
+latencies=$(sed -n 's/.* latency \([0-9.]*\) us.*/\1/p' "$work/out4.txt" | sort -n)
+[ "$(echo "$latencies" | wc -l)" -eq 8 ] || { echo "not 8 latencies:"; cat "$work/out4.txt"; exit 1; }
+median=$(echo "$latencies" | sed -n 4p)
+awk -v m="$median" 'BEGIN { exit !(m < 1000) }' || {
+  echo "median latency $median us on one core: a blocking wait spun a time slice"
+  cat "$work/out4.txt"
+  exit 1
+}
 "$shardc" "$program" --auto-shard --cost-model "$work/model.json" --emit=sharded -o "$work/p.shd"
 grep -q 'sharding<' "$work/p.shd"
 

@@ -3,15 +3,19 @@
 //
 //   mpiexec -n 8 shardc-calibrate --mesh '<["x"=2, "y"=4]>' -o model.json
 //
-// 1. gemm per rank, f32 and f64 (OpenBLAS, every rank at once, the slowest
+// 1. gemm per rank, f32 and f64 (OpenBLAS with one thread per rank as in
+//    the executables, every rank at once, the slowest
 //    rank's median), a square n^3 product and a skinny (n/8) x n x 4n one:
 //    the flop rate and the bandwidth at which operands are moved, solved from
 //    time = flops / rate + bytes / bandwidth for the two; memory bandwidth per
 //    rank (a triad).
-// 2. Per mesh axis of size > 1, on the communicators of the ranks that
-//    differ only in that axis's coordinate (devices in row-major order):
-//    all_gather, all_reduce, reduce_scatter and all_to_all at a small and a
-//    large size; latency = the small size's time, bandwidth = the bytes the
+// 2. Per mesh axis of size > 1, on the groups of the devices that differ
+//    only in that axis's coordinate: the runtime's own all_gather,
+//    all_reduce, reduce_scatter and all_to_all (libshardrt, the calls the
+//    executables make: nonblocking MPI with a yielding wait, so ranks that
+//    share a core measure what a program sees, not the time slices a
+//    blocking MPI call spins away) at a small and a large size;
+//    latency = the small size's time, bandwidth = the bytes the
 //    reshard planner counts per device for that collective ((p-1)/p of the
 //    buffer, twice that for all_reduce) over the large size's time less the
 //    latency. Each kind is written apart; the axis's own figures are their
@@ -19,9 +23,11 @@
 // Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
 #include "frontend/Parser.h"
 #include "passes/auto_shard/CostModel.h"
+#include "runtime/shardrt.h"
 
 #include <cblas.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -96,16 +102,30 @@ double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+/// Waits for `request` giving the core up between polls: a rank spinning in
+/// a blocking MPI call would hold a core that a rank of another group needs
+/// when ranks outnumber cores, and the time slices it spins away would land
+/// in the other group's measurement.
+void waitYielding(MPI_Request &request) {
+  int done = 0;
+  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done;
+       MPI_Test(&request, &done, MPI_STATUS_IGNORE))
+    sched_yield();
+}
+
 /// The median over `repeats` of the slowest rank's time of `body` on `comm`.
 double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
   body(); // warm up
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
-    MPI_Barrier(comm);
+    MPI_Request request;
+    MPI_Ibarrier(comm, &request);
+    waitYielding(request);
     double start = now();
     body();
     double local = now() - start, slowest = 0;
-    MPI_Allreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    MPI_Iallreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
+    waitYielding(request);
     times.push_back(slowest);
   }
   std::sort(times.begin(), times.end());
@@ -157,20 +177,22 @@ double memoryBandwidth(const Options &o) {
   return 3.0 * sizeof(double) * static_cast<double>(n) / seconds;
 }
 
-/// One collective of `bytes` per rank on `comm` (size `p`).
-void collective(const std::string &kind, MPI_Comm comm, int p, size_t bytes, std::vector<char> &in,
-                std::vector<char> &out) {
-  int count = static_cast<int>(std::max<size_t>(bytes / sizeof(float), p) / p * p);
-  in.resize(count * sizeof(float) * p);
-  out.resize(count * sizeof(float) * p);
+/// One runtime collective over `group` (of `p` devices) of a `bytes`-byte
+/// buffer: the gathered, reduced or exchanged whole.
+void collective(shardrt_context *ctx, const shardrt_group &group, const std::string &kind, int p,
+                size_t bytes, std::vector<float> &in, std::vector<float> &out) {
+  const int64_t count = static_cast<int64_t>(std::max<size_t>(bytes / sizeof(float), p) / p * p);
+  in.resize(static_cast<size_t>(count));
+  out.resize(static_cast<size_t>(count));
+  const int64_t block[] = {count / p}, whole[] = {count};
   if (kind == "all_gather")
-    MPI_Allgather(in.data(), count / p, MPI_FLOAT, out.data(), count / p, MPI_FLOAT, comm);
+    shardrt_all_gather(ctx, -1, &group, SHARDRT_F32, 1, block, 0, in.data(), out.data());
   else if (kind == "all_reduce")
-    MPI_Allreduce(in.data(), out.data(), count, MPI_FLOAT, MPI_SUM, comm);
+    shardrt_all_reduce(ctx, -1, &group, SHARDRT_F32, count, SHARDRT_SUM, in.data(), out.data());
   else if (kind == "reduce_scatter")
-    MPI_Reduce_scatter_block(in.data(), out.data(), count / p, MPI_FLOAT, MPI_SUM, comm);
+    shardrt_reduce_scatter(ctx, -1, &group, SHARDRT_F32, 1, whole, 0, in.data(), out.data());
   else
-    MPI_Alltoall(in.data(), count / p, MPI_FLOAT, out.data(), count / p, MPI_FLOAT, comm);
+    shardrt_all_to_all(ctx, -1, &group, SHARDRT_F32, 1, whole, 0, 0, in.data(), out.data());
 }
 
 /// The bytes the reshard planner counts per device for a collective over
@@ -182,7 +204,7 @@ double plannerBytes(const std::string &kind, int p, double buffer) {
 }
 
 /// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
-AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
+AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank, const Options &o) {
   int64_t stride = 1;
   for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
     stride *= mesh.axes[a].size;
@@ -191,14 +213,17 @@ AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(rank - coordinate * stride),
                  static_cast<int>(coordinate), &comm);
+  const shardrt_axis_ref ref{static_cast<int64_t>(axis), 1, size};
+  const shardrt_group group{0, 1, &ref};
   AxisCost mean(0, 0);
-  std::vector<char> in, out;
+  std::vector<float> in, out;
   const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
   for (const char *kind : kinds) {
     const int p = static_cast<int>(size);
-    double small = timed(comm, o.repeats * 4, [&] { collective(kind, comm, p, 4 * p, in, out); });
-    double large =
-        timed(comm, o.repeats, [&] { collective(kind, comm, p, o.collectiveBytes, in, out); });
+    double small =
+        timed(comm, o.repeats * 4, [&] { collective(ctx, group, kind, p, 4 * p, in, out); });
+    double large = timed(comm, o.repeats,
+                         [&] { collective(ctx, group, kind, p, o.collectiveBytes, in, out); });
     double bandwidth = plannerBytes(kind, p, static_cast<double>(o.collectiveBytes)) /
                        std::max(large - small, 1e-9);
     if (rank == 0)
@@ -212,6 +237,43 @@ AxisCost axisCost(const Mesh &mesh, size_t axis, int rank, const Options &o) {
   MPI_Comm_free(&comm);
   return mean;
 }
+
+/// The mesh described to the runtime: its axes, and one group per axis made
+/// at start-up (outside the timed calls). Owns the arrays it points to.
+struct RuntimeMesh {
+  std::vector<std::string> names;
+  std::vector<const char *> namePointers;
+  std::vector<int64_t> sizes;
+  std::vector<shardrt_axis_ref> refs;
+  std::vector<shardrt_group> groups;
+  shardrt_mesh mesh{};
+  shardrt_program program{};
+
+  explicit RuntimeMesh(const Mesh &m) {
+    for (const MeshAxis &a : m.axes) {
+      names.push_back(a.name);
+      sizes.push_back(a.size);
+    }
+    for (size_t a = 0; a < names.size(); ++a) {
+      namePointers.push_back(names[a].c_str());
+      refs.push_back({static_cast<int64_t>(a), 1, sizes[a]});
+    }
+    for (const shardrt_axis_ref &ref : refs)
+      groups.push_back({0, 1, &ref});
+    mesh = {"calibrate", static_cast<int64_t>(sizes.size()), namePointers.data(), sizes.data(),
+            nullptr};
+    int64_t devices = 1;
+    for (int64_t size : sizes)
+      devices *= size;
+    program.name = "shardc-calibrate";
+    program.num_devices = devices;
+    program.num_meshes = 1;
+    program.meshes = &mesh;
+    program.num_groups = static_cast<int64_t>(groups.size());
+    program.groups = groups.data();
+  }
+  RuntimeMesh(const RuntimeMesh &) = delete;
+};
 
 } // namespace
 
@@ -239,6 +301,11 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
+  // One BLAS thread per rank, as the executables run (backend/llvm/Target.cpp).
+  openblas_set_num_threads(1);
+  RuntimeMesh runtimeMesh(mesh);
+  char *runtimeArgs[] = {argv[0], nullptr};
+  shardrt_context *ctx = shardrt_init(&runtimeMesh.program, 1, runtimeArgs);
   CostModel model = defaultCostModel();
   auto [f32Rate, operandBandwidth] = gemmRates<float>(o);
   model.flops[DType::F32] = f32Rate;
@@ -254,7 +321,7 @@ int main(int argc, char **argv) {
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.axes[a].size <= 1)
       continue;
-    AxisCost c = axisCost(mesh, a, rank, o);
+    AxisCost c = axisCost(ctx, mesh, a, rank, o);
     model.axes[mesh.axes[a].name] = c;
     worst.latency = std::max(worst.latency, c.latency);
     worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
@@ -278,6 +345,7 @@ int main(int argc, char **argv) {
     }
   }
   MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  shardrt_finalize(ctx);
   MPI_Finalize();
   return status;
 }
