@@ -6,8 +6,8 @@
 // only) is a loop nest: the output's labels outside, the summed ones inside,
 // accumulating in i64 (wrapping) or double.
 #include "backend/llvm/Codegen.h"
-#include "backend/llvm/ContractionPlan.h"
 #include "backend/llvm/Lowering.h"
+#include "ir/ContractionPlan.h"
 
 namespace shardc::llvmgen {
 namespace {
@@ -184,7 +184,11 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPlan &plan, Gemm
 } // namespace
 
 void emitContraction(KernelLowering &k, const Op &op) {
-  ContractionPlan plan = ContractionPlan::of(op);
+  std::string error;
+  std::optional<ContractionPlan> planned = ContractionPlan::of(op, error);
+  if (!planned)
+    throw CodegenError(op.loc, error);
+  const ContractionPlan &plan = *planned;
   const DType dtype = op.result()->type.dtype;
   const int64_t limit = int64_t(1) << 31;
   bool fitsInt32 = true;

@@ -1,10 +1,10 @@
-// Unit tests for the contraction plans of the LLVM backend
-// (backend/llvm/ContractionPlan.cpp): the label space of matmul and einsum,
+// Unit tests for the contraction plans the LLVM backend emits from
+// (ir/ContractionPlan.cpp): the label space of matmul and einsum,
 // and which two-operand forms become batched GEMMs with which transposes,
 // leading dimensions and batch strides, which operands need a scratch copy,
 // and which forms are left to loop nests. A random test checks every direct
 // matrix of every plan element by element against the operand's layout.
-#include "backend/llvm/ContractionPlan.h"
+#include "ir/ContractionPlan.h"
 #include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
@@ -16,7 +16,6 @@
 #include <vector>
 
 using namespace shardc;
-using namespace shardc::llvmgen;
 
 namespace {
 
@@ -38,8 +37,13 @@ ContractionPlan planOf(const std::string &params, const std::string &body,
   const Function *main = module->findFunction("main");
   REQUIRE(main);
   for (const std::unique_ptr<Op> &op : main->body.ops)
-    if (op->kind == OpKind::Matmul || op->kind == OpKind::Einsum)
-      return ContractionPlan::of(*op);
+    if (op->kind == OpKind::Matmul || op->kind == OpKind::Einsum) {
+      std::string error;
+      std::optional<ContractionPlan> plan = ContractionPlan::of(*op, error);
+      INFO(error);
+      REQUIRE(plan);
+      return *plan;
+    }
   FAIL("no contraction in @main");
   return {};
 }

@@ -1,13 +1,13 @@
 // Label spaces of matmul and einsum, and their GEMM form.
-#include "backend/llvm/ContractionPlan.h"
+#include "ir/ContractionPlan.h"
 
-#include "backend/llvm/Codegen.h"
+#include "ir/OpAttributes.h"
 #include "support/Einsum.h"
 
 #include <algorithm>
 #include <limits>
 
-namespace shardc::llvmgen {
+namespace shardc {
 
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
@@ -18,25 +18,35 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
 
 namespace {
 
-ContractionPlan matmulPlan(const Op &op) {
-  const TensorType &lhs = op.operands.at(0)->type, &rhs = op.operands.at(1)->type;
-  const TensorType &out = op.result()->type;
-  if (lhs.rank() < 2 || rhs.rank() < 2)
-    throw CodegenError(op.loc, "matmul operands must have rank 2 or more");
+using Shapes = std::vector<std::vector<int64_t>>;
+
+std::optional<ContractionPlan> matmulPlan(const Shapes &operands, const std::vector<int64_t> &out,
+                                          std::string &error) {
+  if (operands.size() != 2 || operands[0].size() < 2 || operands[1].size() < 2 ||
+      out.size() < 2) {
+    error = "matmul operands must have rank 2 or more";
+    return std::nullopt;
+  }
+  const std::vector<int64_t> &lhs = operands[0];
   // Labels: the output's dims (batch..., m, n), then k.
   ContractionPlan plan;
-  plan.sizes = out.shape;
-  plan.sizes.push_back(lhs.shape.back());
-  plan.outputRank = out.rank();
-  const size_t batchRank = out.rank() - 2, kLabel = out.rank();
-  for (const TensorType *t : {&lhs, &rhs}) {
-    std::vector<int64_t> own = rowMajorStrides(t->shape);
+  plan.sizes = out;
+  plan.sizes.push_back(lhs.back());
+  plan.outputRank = out.size();
+  const size_t batchRank = out.size() - 2, kLabel = out.size();
+  for (size_t operand = 0; operand < 2; ++operand) {
+    const std::vector<int64_t> &shape = operands[operand];
+    std::vector<int64_t> own = rowMajorStrides(shape);
     std::vector<int64_t> s(plan.sizes.size(), 0);
-    size_t tb = t->rank() - 2;
+    size_t tb = shape.size() - 2;
+    if (tb > batchRank) {
+      error = "matmul operand has more batch dims than its result";
+      return std::nullopt;
+    }
     for (size_t d = 0; d < tb; ++d) // batch dims aligned from the right
-      if (t->shape[d] != 1)
+      if (shape[d] != 1)
         s[batchRank - tb + d] = own[d];
-    bool isLhs = t == &lhs;
+    bool isLhs = operand == 0;
     s[isLhs ? batchRank : kLabel] = own[tb];         // m, or k of rhs
     s[isLhs ? kLabel : batchRank + 1] = own[tb + 1]; // k of lhs, or n
     plan.strides.push_back(s);
@@ -44,30 +54,39 @@ ContractionPlan matmulPlan(const Op &op) {
   return plan;
 }
 
-ContractionPlan einsumPlan(const Op &op) {
+std::optional<ContractionPlan> einsumPlan(const Op &op, const Shapes &operands,
+                                          std::string &error) {
   const Attribute *attr = op.attr(attrs::equation);
-  if (!attr || attr->kind != Attribute::Kind::String)
-    throw CodegenError(op.loc, "einsum needs an `equation`");
+  if (!attr || attr->kind != Attribute::Kind::String) {
+    error = "einsum needs an `equation`";
+    return std::nullopt;
+  }
   support::EinsumParse parsed = support::parseEinsum(attr->s);
-  if (!parsed.ok())
-    throw CodegenError(op.loc, "einsum " + parsed.message(attr->s));
+  if (!parsed.ok()) {
+    error = "einsum " + parsed.message(attr->s);
+    return std::nullopt;
+  }
   const support::EinsumEquation &eq = parsed.equation;
   ContractionPlan plan;
   plan.outputRank = eq.output.labels.size();
-  if (eq.inputs.size() != op.operands.size())
-    throw CodegenError(op.loc, "einsum terms do not match its operands");
+  if (eq.inputs.size() != operands.size()) {
+    error = "einsum terms do not match its operands";
+    return std::nullopt;
+  }
   std::string labels = eq.labelsOutputFirst();
   plan.sizes.assign(labels.size(), 1);
   for (size_t i = 0; i < eq.inputs.size(); ++i) {
     const std::string &term = eq.inputs[i].labels;
-    const TensorType &t = op.operands[i]->type;
-    if (term.size() != t.rank())
-      throw CodegenError(op.loc, "einsum term rank does not match its operand");
-    std::vector<int64_t> own = rowMajorStrides(t.shape);
+    const std::vector<int64_t> &shape = operands[i];
+    if (term.size() != shape.size()) {
+      error = "einsum term rank does not match its operand";
+      return std::nullopt;
+    }
+    std::vector<int64_t> own = rowMajorStrides(shape);
     std::vector<int64_t> s(labels.size(), 0);
     for (size_t d = 0; d < term.size(); ++d) {
       size_t label = labels.find(term[d]);
-      plan.sizes[label] = t.shape[d];
+      plan.sizes[label] = shape[d];
       s[label] += own[d];
     }
     plan.strides.push_back(s);
@@ -121,8 +140,18 @@ GemmPlan::Matrix matrixOf(const ContractionPlan &plan, const std::vector<size_t>
 
 } // namespace
 
-ContractionPlan ContractionPlan::of(const Op &op) {
-  return op.kind == OpKind::Matmul ? matmulPlan(op) : einsumPlan(op);
+std::optional<ContractionPlan> ContractionPlan::of(const Op &op, const Shapes &operandShapes,
+                                                   const std::vector<int64_t> &resultShape,
+                                                   std::string &error) {
+  return op.kind == OpKind::Matmul ? matmulPlan(operandShapes, resultShape, error)
+                                   : einsumPlan(op, operandShapes, error);
+}
+
+std::optional<ContractionPlan> ContractionPlan::of(const Op &op, std::string &error) {
+  Shapes operands;
+  for (const Value *v : op.operands)
+    operands.push_back(v->type.shape);
+  return of(op, operands, op.result()->type.shape, error);
 }
 
 std::optional<GemmPlan> planGemm(const ContractionPlan &plan) {
@@ -173,4 +202,4 @@ std::optional<GemmPlan> planGemm(const ContractionPlan &plan) {
   return g;
 }
 
-} // namespace shardc::llvmgen
+} // namespace shardc

@@ -2,23 +2,32 @@
 // first, in output order, then the summed ones), and per operand the stride
 // each label moves it by (0: the operand does not depend on the label, as a
 // broadcast batch dim of matmul). A label repeated in one einsum term adds
-// its strides (a diagonal).
+// its strides (a diagonal). The LLVM backend emits contractions from it, and
+// auto-sharding prices the copies a strategy's local layouts make it take.
 #pragma once
 
 #include "ir/IR.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
-namespace shardc::llvmgen {
+namespace shardc {
 
 struct ContractionPlan {
   std::vector<int64_t> sizes;                // per label
   size_t outputRank = 0;                     // labels [0, outputRank) are the output's dims
   std::vector<std::vector<int64_t>> strides; // per operand, per label
 
-  /// The plan of a matmul or einsum op on its (local) operand types.
-  static ContractionPlan of(const Op &op);
+  /// The plan of a matmul or einsum `op` whose operands and result have
+  /// these shapes (a device's local blocks, or the op's own types); nullopt
+  /// with `error` set when the shapes or the equation do not fit the op.
+  static std::optional<ContractionPlan> of(const Op &op,
+                                           const std::vector<std::vector<int64_t>> &operandShapes,
+                                           const std::vector<int64_t> &resultShape,
+                                           std::string &error);
+  /// The plan on the op's own operand and result types.
+  static std::optional<ContractionPlan> of(const Op &op, std::string &error);
 };
 
 /// A float contraction of two operands as batched GEMMs
@@ -47,4 +56,4 @@ std::optional<GemmPlan> planGemm(const ContractionPlan &plan);
 /// Element strides of a row-major buffer of `shape`.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
 
-} // namespace shardc::llvmgen
+} // namespace shardc
