@@ -14,6 +14,7 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace shardc::autoshard {
@@ -104,11 +105,18 @@ public:
   double workingBytes(const ReshardPlan &plan, const TensorType &type, const Sharding &from,
                       bool withResult) const;
   const Mesh &meshOf(const Sharding &s) const;
+  /// Notes which values of `body` the executable never stores: an
+  /// elementwise, shape or creation op's result whose one use is an
+  /// elemental op of the same block is computed inside its consumer's loop
+  /// (backend/llvm/Fusion.cpp), so neither writing nor reading it moves
+  /// bytes. Values of nested blocks are not noted (priced as stored).
+  void noteFusion(const Block &body);
 
 private:
   const Module &module_;
   const CostModel &model_;
   std::map<std::string, ReshardPlan> plans_;
+  std::unordered_set<const Value *> fused_;
 };
 
 /// Bytes of `shape` in `dtype`.

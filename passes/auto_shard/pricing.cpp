@@ -1,14 +1,19 @@
 // Pricing for auto-sharding: compute time of a strategy (a contraction's
-// flops plus the bytes it packs, other ops' bytes, per device against the
-// cost model's rates), its own reduction, its memory, and the alpha-beta
-// time of the reshard planner's plans, so that the solver and the
+// flops plus the bytes it packs and its canonical copies, other ops' bytes
+// less those of values fused into their consumer's loop, per device against
+// the cost model's rates), its own reduction, its memory, and the
+// alpha-beta time of the reshard planner's plans (with the runtime's packing
+// of blocks that are not contiguous), so that the solver and the
 // partitioner price the same collectives.
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
+#include "ir/ContractionPlan.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace shardc::autoshard {
 
@@ -28,6 +33,62 @@ namespace {
 /// A tiny per-kind epsilon: among plans of equal time, prefer
 /// reduce_scatter over all_reduce, and fewer steps.
 double tieBreak(ReshardStepKind kind) { return kind == ReshardStepKind::AllReduce ? 2e-9 : 1e-9; }
+
+/// Elements before `dim` in a row-major `shape`: how many separate rows of
+/// the dim there are.
+int64_t outerOf(const std::vector<int64_t> &shape, int64_t dim) {
+  int64_t outer = 1;
+  for (int64_t d = 0; d < dim && d < static_cast<int64_t>(shape.size()); ++d)
+    outer *= shape[static_cast<size_t>(d)];
+  return outer;
+}
+
+/// Bytes the runtime copies beside the MPI call of `step` (read once and
+/// written once each): MPI moves one contiguous block per group member, so
+/// a step on a dim that is not the outermost packs its input
+/// (reduce_scatter, all_to_all's split dim) or unpacks what arrives
+/// (all_gather, all_to_all's concat dim), as runtime/Collectives.cpp and
+/// AllToAll.cpp do. The calibration times contiguous blocks.
+double packedBytes(const ReshardStep &step, DType dtype, int64_t groupSize) {
+  const std::vector<int64_t> &after = step.localShapeAfter;
+  double bytes = shapeBytes(dtype, after);
+  switch (step.kind) {
+  case ReshardStepKind::AllGather:
+    return outerOf(after, step.dim) > 1 ? bytes : 0;
+  case ReshardStepKind::ReduceScatter:
+    return outerOf(after, step.dim) > 1 ? bytes * static_cast<double>(groupSize) : 0;
+  case ReshardStepKind::AllToAll:
+    return (outerOf(after, step.dim) > 1 ? bytes : 0) +
+           (outerOf(after, step.concatDim) > 1 ? bytes : 0);
+  default:
+    return 0;
+  }
+}
+
+/// Bytes of the canonical copies a contraction takes on a device when its
+/// local operands or result are not matrices BLAS reads in place
+/// (ir/ContractionPlan.h, as backend/llvm/Contraction.cpp copies them).
+double canonicalCopyBytes(const Op &op, const Strategy &s, const Mesh &mesh, DType dtype) {
+  if (!isFloat(dtype) || s.operands.size() != op.operands.size())
+    return 0;
+  std::vector<std::vector<int64_t>> operands;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    operands.push_back(localShape(op.operands[i]->type.shape, s.operands[i], mesh));
+  std::vector<int64_t> result = localShape(op.result()->type.shape, s.computed, mesh);
+  std::string error;
+  std::optional<ContractionPlan> plan = ContractionPlan::of(op, operands, result, error);
+  std::optional<GemmPlan> gemm = plan ? planGemm(*plan) : std::nullopt;
+  if (!gemm)
+    return 0;
+  double bytes = 0;
+  if (!gemm->a.direct)
+    bytes += shapeBytes(dtype, operands[0]);
+  if (!gemm->b.direct)
+    bytes += shapeBytes(dtype, operands[1]);
+  if (!gemm->c.direct)
+    bytes += shapeBytes(dtype, result);
+  return bytes;
+}
 
 } // namespace
 
@@ -73,6 +134,9 @@ double Pricer::time(const ReshardPlan &plan, DType dtype) const {
       names.push_back(a.name);
     CollectiveCost c = model_.axisCost(names, reshardStepName(step.kind));
     seconds += c.latency + static_cast<double>(step.bytes) / c.bandwidth + tieBreak(step.kind);
+    if (step.mesh)
+      seconds +=
+          2 * packedBytes(step, dtype, productOf(step.axes, *step.mesh)) / model_.memoryBandwidth;
   }
   return seconds;
 }
@@ -120,6 +184,57 @@ double Pricer::workingBytes(const ReshardPlan &plan, const TensorType &type, con
   return most;
 }
 
+namespace {
+
+/// Ops whose result can be computed inside the loop of the op reading it.
+bool computedInPlace(OpKind kind) {
+  switch (opInfo(kind).group) {
+  case OpGroup::Unary:
+  case OpGroup::Convert:
+  case OpGroup::Binary:
+  case OpGroup::Shape:
+  case OpGroup::Creation:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Ops that compute their operands' elements inside their own loops.
+bool readsInPlace(OpKind kind) {
+  return computedInPlace(kind) || opInfo(kind).group == OpGroup::Reduction;
+}
+
+} // namespace
+
+void Pricer::noteFusion(const Block &body) {
+  // Uses per value; a use inside a nested block or by `return` counts as
+  // two (the value is stored for it).
+  std::unordered_map<const Value *, int> uses;
+  std::unordered_map<const Value *, const Op *> reader;
+  std::function<void(const Block &, bool)> count = [&](const Block &block, bool nested) {
+    for (const auto &op : block.ops) {
+      for (const Value *v : op->operands) {
+        uses[v] += nested ? 2 : 1;
+        reader[v] = op.get();
+      }
+      for (const Block *inner : {op->body.get(), op->cond.get(), op->elseBody.get()})
+        if (inner)
+          count(*inner, true);
+    }
+    for (const Value *v : block.returned)
+      uses[v] += 2;
+  };
+  count(body, false);
+  for (const auto &op : body.ops)
+    if (computedInPlace(op->kind) && op->results.size() == 1) {
+      const Value *v = op->result();
+      auto it = uses.find(v);
+      if (it != uses.end() && it->second == 1 && readsInPlace(reader[v]->kind))
+        fused_.insert(v);
+    }
+}
+
 void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   const Mesh &mesh = meshOf(s.result);
   s.memory = localBytes(type, s.result, mesh);
@@ -130,9 +245,11 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   // Computed layout (before the reduction) and bytes touched per device.
   double bytes = 0;
   for (size_t i = 0; i < op->operands.size() && i < s.operands.size(); ++i)
-    bytes += localBytes(op->operands[i]->type, s.operands[i], mesh);
+    if (!fused_.count(op->operands[i]))
+      bytes += localBytes(op->operands[i]->type, s.operands[i], mesh);
   const Sharding &computed = s.computed;
-  bytes += localBytes(type, computed, mesh);
+  if (!fused_.count(op->result()))
+    bytes += localBytes(type, computed, mesh);
   double seconds = bytes / model_.memoryBandwidth;
   OpGroup group = opInfo(op->kind).group;
   if (group == OpGroup::Contraction && !s.factorAxes.empty()) {
@@ -143,16 +260,21 @@ void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
                static_cast<double>(productOf(s.factorAxes[f], mesh));
     seconds = flops / model_.flopRate(type.dtype) + bytes / model_.gemmBandwidth;
   }
+  // Copies into and out of the GEMM's canonical layout: read and written
+  // once each, held (shardrt_alloc'd) while the op runs.
+  double copies = group == OpGroup::Contraction ? canonicalCopyBytes(*op, s, mesh, type.dtype) : 0;
+  seconds += 2 * copies / model_.memoryBandwidth;
   s.compute = seconds;
   s.communication = 0;
-  s.transient = 0;
+  s.transient = arenaBytes(copies);
   if (!s.partial.empty() || !sameLayout(computed, s.result, mesh)) {
     const ReshardPlan &reduction = plan(type, computed, s.partial, s.partialKind, s.result);
     s.communication = time(reduction, type.dtype);
     // The result is the value's own bytes; the computed one is live until
-    // the reduction has read it.
-    s.transient = arenaBytes(localBytes(type, computed, mesh)) +
-                  workingBytes(reduction, type, computed, /*withResult=*/false);
+    // the reduction has read it (while the copies are, and after them).
+    double held = arenaBytes(localBytes(type, computed, mesh));
+    s.transient = held + std::max(arenaBytes(copies),
+                                  workingBytes(reduction, type, computed, /*withResult=*/false));
   }
 }
 

@@ -449,6 +449,7 @@ StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,
   const Mesh *mesh = defaultMesh(module);
   if (!mesh)
     return StrategyGraph{&main, {}, {}, {}, {}, {}};
+  pricer.noteFusion(main.body);
   return GraphBuilder(module, main, pricer, *mesh).build(options);
 }
 
