@@ -22,8 +22,7 @@ using Shapes = std::vector<std::vector<int64_t>>;
 
 std::optional<ContractionPlan> matmulPlan(const Shapes &operands, const std::vector<int64_t> &out,
                                           std::string &error) {
-  if (operands.size() != 2 || operands[0].size() < 2 || operands[1].size() < 2 ||
-      out.size() < 2) {
+  if (operands.size() != 2 || operands[0].size() < 2 || operands[1].size() < 2 || out.size() < 2) {
     error = "matmul operands must have rank 2 or more";
     return std::nullopt;
   }
