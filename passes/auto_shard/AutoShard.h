@@ -24,6 +24,9 @@ struct AutoShardOptions {
   std::string costModelPath;
   /// --solver-time-limit, seconds.
   double timeLimitSeconds = 30;
+  /// --solver-gap (a percentage on the command line): the solver stops
+  /// when its plan is proven within this fraction of the optimum.
+  double relativeGap = 0.01;
   /// --report=auto-sharding: filled when given.
   AutoShardReport *report = nullptr;
 };

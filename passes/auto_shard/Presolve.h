@@ -87,6 +87,8 @@ struct MemoryPricedResult {
   /// Unbudgeted solves run, and whether the time limit cut the search.
   int solves = 0;
   bool stoppedByTime = false;
+  /// Times path relinking found a cheaper plan within the budget.
+  int relinked = 0;
 };
 
 /// Plans of `problem` within `budget` bytes found by pricing memory into
@@ -98,5 +100,12 @@ struct MemoryPricedResult {
 MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
                                     const std::vector<int> &unbudgeted, double budget,
                                     double seconds);
+
+/// Path relinking (relink.cpp): from `cheap`, a plan over `budget`, toward
+/// `fits`, a plan within it, one group of followers at a time; returns the
+/// cheapest plan within the budget found on the way (`fits` when none is
+/// cheaper). Stops after `seconds`.
+std::vector<int> relinkPlans(const StrategyProblem &problem, const std::vector<int> &cheap,
+                             const std::vector<int> &fits, double budget, double seconds);
 
 } // namespace shardc::autoshard

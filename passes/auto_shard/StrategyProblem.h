@@ -55,6 +55,9 @@ struct StrategyProblem {
   /// Bytes per device; none: no memory rows.
   std::optional<double> memoryBudget;
   double timeLimitSeconds = 30;
+  /// Stop when the plan is proven within this fraction of the optimum (a
+  /// bound that close); 0: prove it optimal.
+  double relativeGap = 0;
   /// Shrink the model before solving (exact reductions, Presolve.h); off
   /// only to test the plain formulation.
   bool presolve = true;
@@ -75,6 +78,9 @@ enum class SolveStatus {
   Optimal,
   /// Stopped at the time limit with a plan (see gap).
   TimeLimit,
+  /// A plan proven within the problem's relativeGap of the optimum (see
+  /// gap and `how`).
+  WithinGap,
   /// A plan within the budget from the memory-priced search, CBC skipped
   /// (its model too large for the time limit; see gap and `how`).
   NotProven,

@@ -103,6 +103,7 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     return true;
   case SolveStatus::Optimal:
   case SolveStatus::TimeLimit:
+  case SolveStatus::WithinGap:
   case SolveStatus::NotProven:
     break;
   }

@@ -155,6 +155,8 @@ const char *solveStatusName(SolveStatus status) {
     return "optimal";
   case SolveStatus::TimeLimit:
     return "stopped at the time limit";
+  case SolveStatus::WithinGap:
+    return "within the gap tolerance";
   case SolveStatus::Infeasible:
     return "infeasible";
   case SolveStatus::NoSolution:
@@ -181,7 +183,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     StrategyProblem unbudgeted = problem;
     unbudgeted.memoryBudget.reset();
     StrategySolution free = solveStrategyProblem(unbudgeted);
-    if (free.status == SolveStatus::Optimal &&
+    if ((free.status == SolveStatus::Optimal || free.status == SolveStatus::WithinGap) &&
         peakMemoryOf(problem, free.choice) <= *problem.memoryBudget) {
       free.seconds = elapsed();
       return free;
@@ -225,13 +227,25 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   const std::string search =
       priced.solves == 0
           ? std::string()
-          : fmt::format("the memory-priced search ({} unbudgeted solves{})", priced.solves,
+          : fmt::format("the memory-priced search ({} unbudgeted solves{}{})", priced.solves,
+                        priced.relinked > 0 ? ", then path relinking" : "",
                         priced.stoppedByTime ? ", cut by the time limit" : "");
   if (!priced.plan.empty() && priced.bound >= priced.objective - tolerance(priced.objective)) {
     out.status = SolveStatus::Optimal; // its Lagrangian bound proves it
     out.choice = priced.plan;
     out.objective = out.bound = priced.objective;
     out.how = search + ", proven optimal by its bound";
+    out.seconds = elapsed();
+    return out;
+  }
+  if (!priced.plan.empty() && problem.relativeGap > 0 &&
+      priced.objective - priced.bound <= problem.relativeGap * std::abs(priced.objective)) {
+    out.status = SolveStatus::WithinGap; // close enough by its bound: CBC not needed
+    out.choice = priced.plan;
+    out.objective = priced.objective;
+    out.bound = priced.bound;
+    setGap(out);
+    out.how = search + ", within the gap tolerance by its bound";
     out.seconds = elapsed();
     return out;
   }
@@ -245,6 +259,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
 
   model.load();
   configure(model, problem.timeLimitSeconds - elapsed());
+  Cbc_setAllowableFractionGap(model.cbc, problem.relativeGap);
   // The memory-priced plan is CBC's cutoff rather than its first solution:
   // CBC would search a sub-MIP around a first solution before it first
   // looks at its time limit (on the 1,000-op stack, 8 s past a 12 s limit).
@@ -264,17 +279,23 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
       out.objective = priced.objective;
       out.how = search + (finished ? ", proven optimal by CBC" : "; CBC found no better plan");
     }
-    if (finished) { // searched to the end: nothing beats the plan kept
+    // CBC's bound, where it has one (before its first LP ends it has none).
+    const double cbcBound = Cbc_getBestPossibleObjValue(model.cbc);
+    const bool cbcBoundKnown = std::isfinite(cbcBound) && std::abs(cbcBound) < 1e30;
+    const double bound = cbcBoundKnown ? cbcBound / kTimeScale + model.reduced.constant
+                                       : -std::numeric_limits<double>::infinity();
+    if (finished && problem.relativeGap > 0 && cbcBoundKnown &&
+        out.objective - bound > tolerance(out.objective)) {
+      // Stopped by the gap tolerance: nothing beats the plan by more.
+      out.status = SolveStatus::WithinGap;
+      out.bound = std::max(bound, priced.bound);
+      setGap(out);
+    } else if (finished) { // searched to the end: nothing beats the plan kept
       out.status = SolveStatus::Optimal;
       out.bound = out.objective;
     } else {
       out.status = SolveStatus::TimeLimit;
-      // Before its first LP ends CBC has no bound; the search's may be known.
-      double bound = Cbc_getBestPossibleObjValue(model.cbc);
-      out.bound = std::isfinite(bound) && std::abs(bound) < 1e30
-                      ? bound / kTimeScale + model.reduced.constant
-                      : -std::numeric_limits<double>::infinity();
-      out.bound = std::max(out.bound, priced.bound);
+      out.bound = std::max(bound, priced.bound); // the search's may be known
       setGap(out);
     }
   } else if (Cbc_isProvenInfeasible(model.cbc) && budgeted) {

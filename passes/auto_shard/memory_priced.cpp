@@ -7,8 +7,9 @@
 // budgeted optimum. First one multiplier spread over the steps over the
 // budget, the smallest that fits searched on a log scale and by bisection;
 // then subgradient steps on each step's multiplier tighten the bound and
-// try more plans. A fixed sequence of solves: deterministic unless time
-// runs out.
+// try more plans; last, every plan seen over the budget is relinked toward
+// the best that fits (relink.cpp). A fixed sequence of solves:
+// deterministic unless time runs out.
 #include "passes/auto_shard/Presolve.h"
 
 #include <algorithm>
@@ -37,6 +38,7 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
   // (in `dual` too) and keeps its plan when it fits; returns its live bytes
   // per step (empty without a plan).
   double dual = 0;
+  std::vector<std::vector<int>> over{unbudgeted}; // plans seen over the budget
   auto solve = [&](const std::vector<double> &mu) {
     std::vector<double> prefix(steps + 1, 0.0);
     for (int t = 0; t < steps; ++t)
@@ -58,6 +60,7 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
         edge.cost[i] += mu[at] * edge.memory[i];
     }
     priced.timeLimitSeconds = std::max(0.01, left());
+    priced.relativeGap = 0; // its bound needs the priced optimum
     StrategySolution s = solveStrategyProblem(priced);
     ++out.solves;
     dual = s.status == SolveStatus::Optimal ? s.objective - budget * prefix[steps]
@@ -72,19 +75,21 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
         out.objective = objective;
         out.plan = std::move(s.choice);
       }
+    } else if (std::find(over.begin(), over.end(), s.choice) == over.end()) {
+      over.push_back(std::move(s.choice));
     }
     return live;
   };
 
   // The steps priced: those over the budget in some plan seen so far; one
   // multiplier lambda spread evenly over them.
-  std::vector<bool> over(steps, false);
+  std::vector<bool> priced(steps, false);
   int overCount = 0;
   auto addOver = [&](const std::vector<double> &live) {
     bool added = false;
     for (int t = 0; t < steps; ++t)
-      if (live[t] > budget && !over[t]) {
-        over[t] = true;
+      if (live[t] > budget && !priced[t]) {
+        priced[t] = true;
         ++overCount;
         added = true;
       }
@@ -93,7 +98,7 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
   auto spread = [&](double lambda) {
     std::vector<double> mu(steps, 0.0);
     for (int t = 0; t < steps; ++t)
-      if (over[t])
+      if (priced[t])
         mu[t] = lambda / overCount;
     return mu;
   };
@@ -161,6 +166,19 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
         theta /= 2;
         stale = 0;
       }
+    }
+  }
+  // Spend what the multipliers left of the budget: relink each plan seen
+  // over it toward the best that fits.
+  for (const std::vector<int> &cheap : over) {
+    if (out.plan.empty() || left() <= 0)
+      break;
+    std::vector<int> relinked = relinkPlans(problem, cheap, out.plan, budget, left());
+    double objective = objectiveOf(problem, relinked);
+    if (objective < out.objective) {
+      out.objective = objective;
+      out.plan = std::move(relinked);
+      ++out.relinked;
     }
   }
   out.stoppedByTime = left() <= 0;

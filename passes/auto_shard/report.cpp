@@ -44,7 +44,8 @@ std::string formatAutoShardReport(const AutoShardReport &r) {
                      r.budget ? bytes(static_cast<double>(*r.budget)) : std::string("none"));
   out += "\nsolver:\n";
   out += fmt::format("  status {}", r.status.empty() ? "not run" : r.status);
-  if (r.status == "stopped at the time limit" || r.status == "not proven optimal")
+  if (r.status == "stopped at the time limit" || r.status == "not proven optimal" ||
+      r.status == "within the gap tolerance")
     out += r.gapKnown ? fmt::format(" (gap {:.2f}%)", r.gap * 100) : " (gap unknown: no bound)";
   if (!r.how.empty())
     out += fmt::format("\n  how: {}", r.how);

@@ -354,6 +354,7 @@ private:
                          ? std::optional<double>(static_cast<double>(*options.memoryBudget))
                          : std::nullopt;
     p.timeLimitSeconds = options.timeLimitSeconds;
+    p.relativeGap = options.relativeGap;
     std::map<const Value *, int> lastUse = lastUses(body, p.numSteps);
     std::set<const Value *> returned(body.returned.begin(), body.returned.end());
     std::set<const Value *> params;

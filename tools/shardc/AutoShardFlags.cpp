@@ -1,6 +1,8 @@
 // shardc's auto-sharding flags: parsing and their usage checks.
 #include "tools/shardc/AutoShardFlags.h"
 
+#include <cstdlib>
+
 namespace shardc {
 
 void addAutoShardFlags(CLI::App &app, DriverOptions &options) {
@@ -28,12 +30,26 @@ void addAutoShardFlags(CLI::App &app, DriverOptions &options) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->type_name("SECONDS");
+  app.add_option_function<std::string>(
+         "--solver-gap",
+         [&options](const std::string &text) {
+           char *end = nullptr;
+           double percent = std::strtod(text.c_str(), &end);
+           if (text.empty() || *end != '\0' || !(percent >= 0 && percent <= 100))
+             throw CLI::ValidationError("--solver-gap",
+                                        "expected a percentage from 0 to 100, got '" + text + "'");
+           options.autoShardOptions.relativeGap = percent / 100;
+         },
+         "with --auto-shard: stop when the plan is proven within this percentage of the "
+         "optimum (0: prove it optimal) [1]")
+      ->type_name("PERCENT");
 }
 
 void checkAutoShardFlags(const CLI::App &app, const DriverOptions &options) {
   if (options.autoShard)
     return;
-  for (const char *flag : {"--memory-budget", "--cost-model", "--solver-time-limit"})
+  for (const char *flag :
+       {"--memory-budget", "--cost-model", "--solver-time-limit", "--solver-gap"})
     if (app.count(flag) > 0)
       throw CLI::ValidationError(flag, "goes with --auto-shard");
   if (options.report == "auto-sharding")

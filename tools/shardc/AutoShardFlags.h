@@ -8,9 +8,10 @@
 
 namespace shardc {
 
-/// Adds --auto-shard, --memory-budget=BYTES, --cost-model=FILE.json and
-/// --solver-time-limit=SECONDS to `app`, writing into `options`. A bad byte
-/// count or time limit is a usage error (exit 2).
+/// Adds --auto-shard, --memory-budget=BYTES, --cost-model=FILE.json,
+/// --solver-time-limit=SECONDS and --solver-gap=PERCENT to `app`, writing
+/// into `options`. A bad byte count, time limit or gap is a usage error
+/// (exit 2).
 void addAutoShardFlags(CLI::App &app, DriverOptions &options);
 
 /// After parsing: the auto-sharding flags other than --auto-shard, and

@@ -27,7 +27,7 @@ struct DriverOptions {
   bool explain = false;              ///< where each axis came from (--explain, --debug-origins)
   std::string report;                ///< "collectives" or "auto-sharding": which report to print
   bool autoShard = false;            ///< --auto-shard: the solver chooses the shardings
-  AutoShardOptions autoShardOptions; ///< --memory-budget, --cost-model, --solver-time-limit
+  AutoShardOptions autoShardOptions; ///< --memory-budget, --cost-model, --solver-time-limit, --solver-gap
   size_t errorLimit = 20;            ///< errors reported per chunk; 0 = no limit
   bool interpret = false;            ///< run @main with the reference interpreter (--interpret)
   bool simulate = false;             ///< partition, then run the per-device program (--simulate)
