@@ -39,8 +39,7 @@ StrategyProblem identicalLayers(int layers) {
 
 } // namespace
 
-TEST_CASE("auto-shard relinking: on identical layers the budget's mix is found",
-          "[auto_shard]") {
+TEST_CASE("auto-shard relinking: on identical layers the budget's mix is found", "[auto_shard]") {
   const int layers = 6;
   StrategyProblem p = identicalLayers(layers);
   StrategySolution free = solveStrategyProblem(p);
