@@ -19,7 +19,9 @@
 //    reshard planner counts per device for that collective ((p-1)/p of the
 //    buffer, twice that for all_reduce) over the large size's time less the
 //    latency. Each kind is written apart; the axis's own figures are their
-//    mean.
+//    mean. Also the time a collective adds among ranks that compute between
+//    collectives (busyLatency): where ranks share cores it is far above the
+//    lockstep latency, and the larger of the two is written as the latency.
 // Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
 #include "frontend/Parser.h"
 #include "passes/auto_shard/CostModel.h"
@@ -203,8 +205,59 @@ double plannerBytes(const std::string &kind, int p, double buffer) {
   return kind == "all_reduce" ? 2 * share : share;
 }
 
+/// A rank's share of arithmetic: `rounds` multiply-adds in a dependent chain.
+double busyWork(long rounds) {
+  static volatile double sink;
+  double a = 1.0;
+  for (long i = 0; i < rounds; ++i)
+    a = a * 1.0000001 + 1e-9;
+  sink = a;
+  return a;
+}
+
+/// Rounds of busyWork taking about `seconds` on one core (rank 0's
+/// measurement, the same on every rank).
+long busyRounds(double seconds) {
+  long rounds = 1 << 16;
+  double start = now();
+  busyWork(rounds);
+  double taken = std::max(now() - start, 1e-9);
+  long wanted = std::max(1L, static_cast<long>(rounds * seconds / taken));
+  MPI_Bcast(&wanted, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  return wanted;
+}
+
+/// What a collective on `group` adds to a program whose ranks compute
+/// between collectives: `o.repeats` x 8 rounds of ~250 us of arithmetic per
+/// rank, with and without a small all_reduce after each, the difference
+/// per round (median of 3). In lockstep a collective costs its latency;
+/// among busy ranks it also waits for the slowest partner, and where ranks
+/// share cores (4 ranks on 2) that wait is a share of the partner's time
+/// slice: hundreds of microseconds, which a plan with more collectives
+/// pays each time.
+double busyLatency(shardrt_context *ctx, const shardrt_group &group, MPI_Comm comm,
+                   const Options &o, long rounds) {
+  std::vector<float> in(4, 1.0f), out(4);
+  const int count = o.repeats * 8;
+  auto run = [&](bool synchronize) {
+    return timed(comm, 1, [&] {
+      for (int i = 0; i < count; ++i) {
+        busyWork(rounds);
+        if (synchronize)
+          shardrt_all_reduce(ctx, -1, &group, SHARDRT_F32, 4, SHARDRT_SUM, in.data(), out.data());
+      }
+    });
+  };
+  std::vector<double> added;
+  for (int r = 0; r < 3; ++r)
+    added.push_back(std::max(0.0, run(true) - run(false)) / count);
+  std::sort(added.begin(), added.end());
+  return added[1];
+}
+
 /// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
-AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank, const Options &o) {
+AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank, const Options &o,
+                  long rounds) {
   int64_t stride = 1;
   for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
     stride *= mesh.axes[a].size;
@@ -217,6 +270,10 @@ AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank,
   const shardrt_group group{0, 1, &ref};
   AxisCost mean(0, 0);
   std::vector<float> in, out;
+  const double busy = busyLatency(ctx, group, comm, o, rounds);
+  if (rank == 0)
+    std::printf("axis %s (%lld ranks): among busy ranks a collective adds %.2f us\n",
+                mesh.axes[axis].name.c_str(), static_cast<long long>(size), busy * 1e6);
   const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
   for (const char *kind : kinds) {
     const int p = static_cast<int>(size);
@@ -230,8 +287,10 @@ AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank,
       std::printf("axis %s (%lld ranks): %-14s latency %.2f us, bandwidth %.3f GB/s\n",
                   mesh.axes[axis].name.c_str(), static_cast<long long>(size), kind, small * 1e6,
                   bandwidth / 1e9);
-    mean.kinds[kind] = CollectiveCost{small, bandwidth};
-    mean.latency += small / 4;
+    // The model's latency is what a program pays: the larger of the two.
+    const double latency = std::max(small, busy);
+    mean.kinds[kind] = CollectiveCost{latency, bandwidth};
+    mean.latency += latency / 4;
     mean.bandwidth += bandwidth / 4;
   }
   MPI_Comm_free(&comm);
@@ -317,11 +376,12 @@ int main(int argc, char **argv) {
                 "memory %.2f GB/s per rank\n",
                 model.flops[DType::F32] / 1e9, model.flops[DType::F64] / 1e9,
                 model.gemmBandwidth / 1e9, model.memoryBandwidth / 1e9);
+  const long rounds = busyRounds(o.gemmN >= 256 ? 250e-6 : 50e-6);
   AxisCost worst(0, 0);
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.axes[a].size <= 1)
       continue;
-    AxisCost c = axisCost(ctx, mesh, a, rank, o);
+    AxisCost c = axisCost(ctx, mesh, a, rank, o, rounds);
     model.axes[mesh.axes[a].name] = c;
     worst.latency = std::max(worst.latency, c.latency);
     worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
