@@ -185,6 +185,8 @@ TEST_CASE("row groups: softmax is one loop over rows, read once from memory", "[
     // A row buffer of 131 on the stack, and every pass over the row vectorized.
     std::string buffer = std::string("alloca [131 x ") + (dtype[1] == '3' ? "float" : "double");
     CHECK(countOf(kernel.ir(), buffer) == 1);
+    // cache-line aligned: no vector of a pass straddles two lines
+    CHECK(countOf(kernel.ir(), buffer + "], align 64") == 1);
     const std::string &ir = kernel.ir();
     CHECK(countOf(ir, "@llvm.maxnum.v") >= 1); // the max
     // The exp: f32 inline (its 2^n made by integer shifts), f64 libmvec's.
