@@ -21,7 +21,7 @@ llvm::Value *unaryFloat(KernelLowering &k, const Op &op, llvm::Value *x) {
   case OpKind::Neg:
     return b.CreateFNeg(x);
   case OpKind::Exp:
-    return callIntrinsic(k, llvm::Intrinsic::exp, {x});
+    return emitExp(k, x);
   case OpKind::Log:
     return callIntrinsic(k, llvm::Intrinsic::log, {x});
   case OpKind::Sqrt:
@@ -121,7 +121,7 @@ llvm::Value *binaryFloat(KernelLowering &k, const Op &op, llvm::Value *a, llvm::
   case OpKind::Mul:
     return b.CreateFMul(a, c);
   case OpKind::Div:
-    return b.CreateFDiv(a, c);
+    return emitFloatDiv(k, a, c);
   case OpKind::Max:
   case OpKind::Min:
     return emitFloatMax(k, a, c, op.kind == OpKind::Max);

@@ -96,6 +96,9 @@ llvm::Value *tiledElement(KernelLowering &k, const Value *v, ElementIndex &index
 /// A call of the overloaded intrinsic `id` on `args` (their type selects it).
 llvm::Value *callIntrinsic(KernelLowering &k, llvm::Intrinsic::ID id,
                            const std::vector<llvm::Value *> &args);
+/// e^x: f32 inline (a polynomial after range reduction, within about 1 ulp,
+/// +inf past overflow, 0 past underflow, NaN kept), other types llvm.exp.
+llvm::Value *emitExp(KernelLowering &k, llvm::Value *x);
 /// tanh from exp: an odd polynomial near 0, (1 - e^-2|x|) / (1 + e^-2|x|)
 /// elsewhere, the sign copied back; branch-free so loops vectorize.
 llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x);
@@ -103,6 +106,10 @@ llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x);
 llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x);
 /// erf through libm (erf / erff).
 llvm::Value *emitErf(KernelLowering &k, llvm::Value *x);
+/// a / c for floats: for an f32 divisor that is loop-invariant
+/// (KernelLowering::isLoopInvariant, constants too), a multiplication by
+/// its reciprocal (computed once), within 2 ulp of the division.
+llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c);
 /// max / min that return NaN when either operand is NaN (numpy maximum).
 llvm::Value *emitFloatMax(KernelLowering &k, llvm::Value *a, llvm::Value *b, bool isMax);
 /// Integer power by squaring, wrapping; a negative exponent gives 0.

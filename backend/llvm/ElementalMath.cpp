@@ -1,8 +1,9 @@
 // The math the elementwise ops need beyond single instructions: intrinsic
-// calls (which the driver's libmvec vector library vectorizes: exp, log, sin,
-// cos, pow), tanh and sigmoid written with exp, erf, NaN-propagating max/min
-// and integer power. Everything is branch-free so that a loop containing it
-// still vectorizes, and nothing can produce poison.
+// calls (which the driver's libmvec vector library vectorizes: log, sin, cos,
+// pow, f64 exp), f32 exp written out inline, tanh and sigmoid written with
+// exp, erf, NaN-propagating max/min and integer power. Everything is
+// branch-free so that a loop containing it still vectorizes, and nothing can
+// produce poison.
 #include "backend/llvm/ElementalInternal.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -18,6 +19,58 @@ llvm::Value *callIntrinsic(KernelLowering &k, llvm::Intrinsic::ID id,
   return k.builder.CreateCall(fn, args);
 }
 
+llvm::Value *emitExp(KernelLowering &k, llvm::Value *x) {
+  llvm::IRBuilder<> &b = k.builder;
+  llvm::Type *type = x->getType();
+  if (!type->isFloatTy())
+    return callIntrinsic(k, llvm::Intrinsic::exp, {x});
+  // f32 inline rather than libmvec's call, which spills every vector
+  // register around it; about 19 vector instructions, as few as this
+  // accuracy allows, since a softmax row spends most of its time here.
+  // e^x = 2^n e^r with n = round(x / ln 2) and |r| <= ln 2 / 2, where
+  // r = x - n ln 2 in two parts (ln2Hi has 9 significant bits, so n * ln2Hi
+  // is exact for |n| <= 150), and e^r by a degree-6 polynomial: 1 + r +
+  // r^2 q(r), q interpolating (e^r - 1 - r) / r^2 at the Chebyshev nodes of
+  // [-ln 2 / 2, ln 2 / 2], 1e-8 relative, so the result is within about 1 ulp
+  // (the float rounding of the steps).
+  auto f = [&](double v) { return constantOf(type, v); };
+  auto fma = [&](llvm::Value *a, llvm::Value *c, llvm::Value *d) {
+    return callIntrinsic(k, llvm::Intrinsic::fmuladd, {a, c, d});
+  };
+  // Beyond the clamps e^x rounds to 0 (e^-104 < 2^-150) or overflows to
+  // +inf (e^89 > 2^128) whatever the exact x. A NaN passes both (the
+  // comparisons are false) and every step after, so it comes out NaN.
+  llvm::Value *clamped = b.CreateSelect(b.CreateFCmpOLT(x, f(-104.0)), f(-104.0), x);
+  clamped = b.CreateSelect(b.CreateFCmpOGT(clamped, f(89.0)), f(89.0), clamped);
+  // n rounded by adding 1.5 * 2^23 + 254: the sum's ulp is 1, so it is an
+  // integer, and its low 9 bits are n + 254, twice the exponent bias.
+  const double shifter = 12582912.0 + 254.0;
+  llvm::Value *shifted = fma(clamped, f(1.4426950408889634), f(shifter));
+  llvm::Value *minusN = b.CreateFSub(f(shifter), shifted);
+  const double ln2Hi = 0.693359375, ln2Lo = -2.12194440054690582e-4;
+  llvm::Value *r = fma(minusN, f(ln2Lo), fma(minusN, f(ln2Hi), clamped));
+  static const double coefficients[] = {1.0,
+                                        1.0,
+                                        0.5,
+                                        0.16666577025597937,
+                                        0.041666554662048556,
+                                        0.008363173074517644,
+                                        0.001392617612010237};
+  llvm::Value *er = f(coefficients[6]);
+  for (int i = 5; i >= 0; --i)
+    er = fma(er, r, f(coefficients[i]));
+  // 2^n for n in [-150, 128] as two normal powers, 2^h with h = floor(n / 2)
+  // and 2^(n - h), so that 2^128 overflows to +inf and 2^-150 rounds to a
+  // subnormal or 0 in the last multiplication alone (one rounding). Their
+  // biased exponents h + 127 and n - h + 127 are the low 9 bits of
+  // bits >> 1 and bits - (bits >> 1), which the shift into place keeps.
+  llvm::Type *i32 = b.getInt32Ty();
+  llvm::Value *bits = b.CreateBitCast(shifted, i32);
+  llvm::Value *half = b.CreateLShr(bits, 1);
+  auto power = [&](llvm::Value *biased) { return b.CreateBitCast(b.CreateShl(biased, 23), type); };
+  return b.CreateFMul(b.CreateFMul(er, power(half)), power(b.CreateSub(bits, half)));
+}
+
 llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x) {
   llvm::IRBuilder<> &b = k.builder;
   llvm::Type *type = x->getType();
@@ -28,7 +81,7 @@ llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x) {
   // series takes over: its first omitted term, 929569/638512875 x^15, is
   // 4e-9 relative at 0.4 (f32) and 1e-20 at 1/16 (f64).
   llvm::Value *ax = callIntrinsic(k, llvm::Intrinsic::fabs, {x});
-  llvm::Value *t = callIntrinsic(k, llvm::Intrinsic::exp, {b.CreateFMul(ax, constantOf(type, -2))});
+  llvm::Value *t = emitExp(k, b.CreateFMul(ax, constantOf(type, -2)));
   llvm::Value *one = constantOf(type, 1);
   llvm::Value *far = b.CreateFDiv(b.CreateFSub(one, t), b.CreateFAdd(one, t));
   far = callIntrinsic(k, llvm::Intrinsic::copysign, {far, x});
@@ -53,8 +106,7 @@ llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x) {
   // values (1 / (1 + e^-x) would give 0 once e^-x overflows).
   llvm::IRBuilder<> &b = k.builder;
   llvm::Type *type = x->getType();
-  llvm::Value *e = callIntrinsic(k, llvm::Intrinsic::exp,
-                                 {b.CreateFNeg(callIntrinsic(k, llvm::Intrinsic::fabs, {x}))});
+  llvm::Value *e = emitExp(k, b.CreateFNeg(callIntrinsic(k, llvm::Intrinsic::fabs, {x})));
   llvm::Value *numerator =
       b.CreateSelect(b.CreateFCmpOLT(x, constantOf(type, 0)), e, constantOf(type, 1));
   return b.CreateFDiv(numerator, b.CreateFAdd(constantOf(type, 1), e)); // NaN: e is NaN
@@ -72,6 +124,32 @@ llvm::Value *emitErf(KernelLowering &k, llvm::Value *x) {
     declaration->addFnAttr(llvm::Attribute::WillReturn);
   }
   return k.builder.CreateCall(fn, {x});
+}
+
+llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {
+  llvm::IRBuilder<> &b = k.builder;
+  if (!a->getType()->isFloatTy() || !k.isLoopInvariant(c))
+    return b.CreateFDiv(a, c);
+  // An f32 divisor the same on every iteration (a row's sum in softmax, a
+  // constant): a multiplication by its reciprocal per element instead of a
+  // division, which on AVX-512 takes several times longer (softmax's last
+  // pass was bound by it). The reciprocal is computed once (LICM hoists it) in double and
+  // split as reciprocal * scale, the scale a power of two (2^64, 1 or 2^-64)
+  // that keeps the f32 reciprocal normal whatever c (1 / c spans 2^-128 to
+  // 2^149): the quotient is a * reciprocal rounded, then scaled exactly,
+  // within 2 ulp of a / c for normal quotients (exact for a power of two c).
+  // Zero, infinite and NaN divisors give a / c's infinities, zeros and NaNs.
+  llvm::Type *f64 = b.getDoubleTy();
+  llvm::Type *f32 = a->getType();
+  llvm::Value *reciprocal = b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), b.CreateFPExt(c, f64));
+  llvm::Value *magnitude = callIntrinsic(k, llvm::Intrinsic::fabs, {reciprocal});
+  llvm::Value *huge = b.CreateFCmpOGT(magnitude, llvm::ConstantFP::get(f64, 0x1p100));
+  llvm::Value *tiny = b.CreateFCmpOLT(magnitude, llvm::ConstantFP::get(f64, 0x1p-100));
+  llvm::Value *scale = b.CreateSelect(
+      huge, llvm::ConstantFP::get(f64, 0x1p64),
+      b.CreateSelect(tiny, llvm::ConstantFP::get(f64, 0x1p-64), llvm::ConstantFP::get(f64, 1.0)));
+  llvm::Value *scaled = b.CreateFPTrunc(b.CreateFDiv(reciprocal, scale), f32);
+  return b.CreateFMul(b.CreateFMul(a, scaled), b.CreateFPTrunc(scale, f32));
 }
 
 llvm::Value *emitFloatMax(KernelLowering &k, llvm::Value *a, llvm::Value *b, bool isMax) {

@@ -225,7 +225,10 @@ bool emitReductionByRows(KernelLowering &k, const Value *v) {
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
   auto *accArray = llvm::ArrayType::get(reduction.accType, static_cast<uint64_t>(block));
-  llvm::Value *accumulators = entry.CreateAlloca(accArray, nullptr, "accumulators");
+  llvm::AllocaInst *accumulators = entry.CreateAlloca(accArray, nullptr, "accumulators");
+  // Cache-line aligned, so that no vector of the loops over it straddles two
+  // lines (as ElementalRows.cpp's row buffers).
+  accumulators->setAlignment(llvm::Align(64));
   auto accAt = [&](llvm::Value *c) {
     return b.CreateInBoundsGEP(accArray, accumulators, {k.i64(0), c});
   };

@@ -98,11 +98,31 @@ void KernelLowering::emitLoop(llvm::Value *count, const std::function<void(llvm:
   builder.SetInsertPoint(header);
   llvm::PHINode *i = builder.CreatePHI(builder.getInt64Ty(), 2, "i");
   i->addIncoming(i64(0), pre);
-  body(i);
+  openLoops_.push_back(header);
+  try {
+    body(i);
+  } catch (...) {
+    openLoops_.pop_back();
+    throw;
+  }
+  openLoops_.pop_back();
   llvm::Value *next = builder.CreateAdd(i, i64(1), "", true, true);
   i->addIncoming(next, builder.GetInsertBlock());
   builder.CreateCondBr(builder.CreateICmpSLT(next, count), header, exit);
   builder.SetInsertPoint(exit);
+}
+
+bool KernelLowering::isLoopInvariant(const llvm::Value *v) const {
+  const auto *instruction = llvm::dyn_cast<llvm::Instruction>(v);
+  if (!instruction || openLoops_.empty())
+    return true;
+  // Blocks are appended as they are created, so the loop's own blocks (and
+  // any created since) follow its header.
+  llvm::BasicBlock *header = openLoops_.back();
+  for (auto block = header->getIterator(); block != header->getParent()->end(); ++block)
+    if (&*block == instruction->getParent())
+      return false;
+  return true;
 }
 
 void KernelLowering::emitLoopNest(

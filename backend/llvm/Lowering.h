@@ -179,6 +179,11 @@ public:
   /// Nested loops over `shape` (outermost dim first); rank 0 runs body once.
   void emitLoopNest(const std::vector<int64_t> &shape,
                     const std::function<void(const std::vector<llvm::Value *> &)> &body);
+  /// True when `v` is computed before the innermost loop emitLoop has open
+  /// (a constant, an argument, an instruction in a block placed before that
+  /// loop's header), so it is the same on every iteration; also true outside
+  /// loops. False when not known.
+  bool isLoopInvariant(const llvm::Value *v) const;
 
   // ---- calls --------------------------------------------------------------
   /// A function of libshardrt, libm, libmvec or cblas, declared on first use.
@@ -197,6 +202,7 @@ public:
 
 private:
   mutable std::map<const Value *, llvm::Value *> buffers_;
+  std::vector<llvm::BasicBlock *> openLoops_; // headers of emitLoop's open loops
   std::vector<llvm::Value *> scratch_;
   const FusionPlan *fusion_ = nullptr;
   const Mesh *currentMesh_ = nullptr;

@@ -201,6 +201,8 @@ TEST_CASE("llvm elemental: reductions keeping the innermost dim walk rows", "[ll
                                   "%r = reduce_sum %a {dims = [0]}\nreturn %r", "tensor<128xf32>"));
   checkAgainstInterpreter(columns, columns.randomArgs(8), 1e-6, 1e-6);
   CHECK(columns.ir().find("vector.body") != std::string::npos);
+  // The accumulators are cache-line aligned (no vector straddles two lines).
+  CHECK(columns.ir().find("alloca [128 x double], align 64") != std::string::npos);
 }
 
 TEST_CASE("llvm elemental: loops reading transposed operands in tiles", "[llvm]") {
