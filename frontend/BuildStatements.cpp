@@ -83,6 +83,8 @@ void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
   fn->name = ctx->SYMBOL()->getText().substr(1);
   fn->loc = loc(ctx->SYMBOL());
   scopes_.emplace_back();
+  // A name per statement, about: sized once rather than rehashed as it grows.
+  scopes_.back().reserve(ctx->param().size() + ctx->block()->children.size());
   for (P::ParamContext *p : ctx->param())
     addParam(fn->body, p->VALUE(), buildAnnotated(p->annotatedType()));
   if (P::ResultTypesContext *r = ctx->resultTypes()) {
