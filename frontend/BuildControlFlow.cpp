@@ -27,7 +27,7 @@ void IRBuilder::buildRegion(P::BlockContext *ctx, Block &region, const Names &ar
   scopes_.emplace_back();
   for (antlr4::tree::TerminalNode *name : args) {
     auto v = std::make_unique<Value>();
-    v->name = name->getText().substr(1);
+    v->name = nameOf(name);
     v->loc = loc(name);
     v->typeKnown = false;
     Value *raw = v.get();

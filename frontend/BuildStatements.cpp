@@ -10,9 +10,17 @@ namespace shardc::frontend {
 
 // ---- functions, blocks, statements ------------------------------------------------------------
 
+std::string_view IRBuilder::text(antlr4::tree::TerminalNode *n) const {
+  const antlr4::Token *t = n->getSymbol();
+  std::string_view source = file_.text();
+  if (t->getStartIndex() >= source.size() || t->getStopIndex() < t->getStartIndex())
+    throw InternalError(loc(n), "the IR builder met a token that is not in the file");
+  return source.substr(t->getStartIndex(), t->getStopIndex() + 1 - t->getStartIndex());
+}
+
 Value *IRBuilder::addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a) {
   auto v = std::make_unique<Value>();
-  v->name = name->getText().substr(1);
+  v->name = nameOf(name);
   v->loc = loc(name);
   v->typeKnown = a.type.has_value();
   if (a.type) {
@@ -37,28 +45,30 @@ void IRBuilder::define(Value *value) {
       return;
     }
   }
-  scopes_.back()[value->name] = value;
+  scopes_.back().emplace(value->name, value);
 }
 
 void IRBuilder::poison(const std::vector<antlr4::tree::TerminalNode *> &names) {
   for (antlr4::tree::TerminalNode *name : names)
-    scopes_.back().emplace(name->getText().substr(1), nullptr);
+    scopes_.back().emplace(nameOf(name), nullptr);
 }
 
 Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
-  std::string n = name->getText().substr(1);
+  std::string_view n = nameOf(name);
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
     auto found = it->find(n);
     if (found != it->end())
       return found->second;
   }
-  for (auto &scope : hiddenScopes_)
-    if (scope.count(n)) {
+  for (const Scope *scope : hiddenScopes_)
+    if (auto hidden = scope->find(n); hidden != scope->end()) {
+      if (!hidden->second) // its statement failed to build (reported)
+        return nullptr;
       diags_
           .error(loc(name), fmt::format("use of value %{} from outside a "
                                         "manual_computation body",
                                         n))
-          .note(scope[n]->loc, "defined here; pass it in as an operand instead");
+          .note(hidden->second->loc, "defined here; pass it in as an operand instead");
       return nullptr;
     }
   // Each scope's names in sorted order, so that a tie in closestMatch does
@@ -68,7 +78,7 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
     size_t first = candidates.size();
     for (auto &[k, v] : scope)
       if (v)
-        candidates.push_back(k);
+        candidates.emplace_back(k);
     std::sort(candidates.begin() + first, candidates.end());
   }
   auto builder = diags_.error(loc(name), fmt::format("use of undefined value %{}", n));
@@ -154,7 +164,7 @@ void IRBuilder::addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode
 void IRBuilder::addResults(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names) {
   for (antlr4::tree::TerminalNode *name : names) {
     auto r = std::make_unique<Value>();
-    r->name = name->getText().substr(1);
+    r->name = nameOf(name);
     r->loc = loc(name);
     r->definingOp = &op;
     r->resultIndex = static_cast<int>(op.results.size());
@@ -300,8 +310,8 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     op->body = std::make_unique<Block>();
     std::vector<Scope> outer;
     std::swap(outer, scopes_);
-    for (auto &scope : outer)
-      hiddenScopes_.push_back(scope);
+    for (const Scope &scope : outer)
+      hiddenScopes_.push_back(&scope);
     scopes_.emplace_back();
     for (P::ParamContext *p : m->param())
       addParam(*op->body, p->VALUE(), buildAnnotated(p->annotatedType()));

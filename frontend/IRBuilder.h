@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +40,11 @@ private:
     return parseInt(n->getSymbol());
   }
   static std::string unquote(const std::string &s) { return s.substr(1, s.size() - 2); }
+  /// A token's text in the file, without a copy (token positions are byte
+  /// offsets, frontend/Lexer.h).
+  std::string_view text(antlr4::tree::TerminalNode *n) const;
+  /// A %value or @symbol token's name, without the sigil.
+  std::string_view nameOf(antlr4::tree::TerminalNode *n) const { return text(n).substr(1); }
 
   // ---- pieces -------------------------------------------------------------------
   void buildMesh(P::MeshDefContext *ctx);
@@ -108,9 +114,13 @@ private:
   /// Visible values, innermost scope last. A manual_computation body is
   /// isolated: it starts a fresh stack and sees only its own arguments.
   /// Hashed: a function of 100,000 statements looks a name up per operand.
-  using Scope = std::unordered_map<std::string, Value *>;
+  /// The keys view the Value's name or the file's text, both outliving the
+  /// builder, so that a lookup copies no string.
+  using Scope = std::unordered_map<std::string_view, Value *>;
   std::vector<Scope> scopes_;
-  std::vector<Scope> hiddenScopes_;
+  /// The scopes a manual_computation body cannot see (for the error message);
+  /// they stay alive on the stack of the enclosing build.
+  std::vector<const Scope *> hiddenScopes_;
 };
 
 // The two rules with a top-level twin (annotatedType, typeSpec) share one
