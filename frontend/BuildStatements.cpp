@@ -119,19 +119,20 @@ void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissing
   block.loc = loc(ctx->getStart());
   block.endLoc = loc(ctx->getStop());
   for (antlr4::tree::ParseTree *child : ctx->children) {
-    if (auto *s = dynamic_cast<P::StatementContext *>(child)) {
+    if (auto *s = nodeAs<P::StatementContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(s), "statement after return");
         continue;
       }
-      buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->typeSpec()), block);
-    } else if (auto *c = dynamic_cast<P::ControlStmtContext *>(child)) {
+      buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
+                     buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
+    } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(c), "statement after return");
         continue;
       }
       buildControl(c, block);
-    } else if (auto *r = dynamic_cast<P::ReturnStmtContext *>(child)) {
+    } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(r), "statement after return");
         continue;
@@ -254,7 +255,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
   auto op = std::make_unique<Op>();
   P::AttrDictContext *attrDict = nullptr;
 
-  if (auto *e = dynamic_cast<P::EinsumOpContext *>(expr)) {
+  if (auto *e = nodeAs<P::EinsumOpContext>(expr)) {
     op->kind = OpKind::Einsum;
     op->loc = loc(e->KW_EINSUM());
     addOperands(*op, e->VALUE());
@@ -264,7 +265,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     eq.loc = loc(e->STRING());
     op->attrs.push_back({"equation", eq, eq.loc});
     attrDict = e->attrDict();
-  } else if (auto *c = dynamic_cast<P::ConstantOpContext *>(expr)) {
+  } else if (auto *c = nodeAs<P::ConstantOpContext>(expr)) {
     op->kind = OpKind::Constant;
     op->loc = loc(c->KW_CONSTANT());
     Attribute value;
@@ -275,7 +276,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     buildLiteral(lit, value.dense, 0);
     op->attrs.push_back({"value", value, value.loc});
     attrDict = c->attrDict();
-  } else if (auto *s = dynamic_cast<P::ShardingOpContext *>(expr)) {
+  } else if (auto *s = nodeAs<P::ShardingOpContext>(expr)) {
     op->kind = s->name->getType() == P::KW_RESHARD ? OpKind::Reshard : OpKind::ShardingConstraint;
     op->loc = loc(s->name);
     addOperands(*op, {s->VALUE()});
@@ -285,7 +286,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     sh.shardings.push_back(buildSharding(s->sharding()));
     op->attrs.push_back({"sharding", sh, sh.loc});
     attrDict = s->attrDict();
-  } else if (auto *m = dynamic_cast<P::ManualOpContext *>(expr)) {
+  } else if (auto *m = nodeAs<P::ManualOpContext>(expr)) {
     op->kind = OpKind::ManualComputation;
     op->loc = loc(m->KW_MANUAL_COMPUTATION());
     addOperands(*op, m->VALUE());
@@ -318,9 +319,9 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     buildBlock(m->block(), *op->body, /*allowMissingReturn=*/false);
     hiddenScopes_.resize(hiddenScopes_.size() - outer.size());
     std::swap(outer, scopes_);
-  } else if (auto *a = dynamic_cast<P::AxesOpContext *>(expr)) {
+  } else if (auto *a = nodeAs<P::AxesOpContext>(expr)) {
     buildAxesRegion(*op, a);
-  } else if (auto *g = dynamic_cast<P::GenericOpContext *>(expr)) {
+  } else if (auto *g = nodeAs<P::GenericOpContext>(expr)) {
     std::string name = g->IDENT()->getText();
     op->loc = loc(g->IDENT());
     auto kind = lookupOp(name);
@@ -345,8 +346,8 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
       poison(resultNames);
       return;
     }
-    addOperands(*op, g->VALUE());
-    attrDict = g->attrDict();
+    addOperands(*op, tokensOf(g, P::VALUE));
+    attrDict = firstChild<P::AttrDictContext>(g);
   }
 
   // An op with the wrong number of operands or results is not added: every

@@ -15,12 +15,48 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
 namespace shardc::frontend {
 
 using P = shd::ShdParser;
+
+/// `node` as the context class T, or null: dynamic_cast's answer for a class
+/// nothing derives from (a rule without labelled alternatives, or one
+/// alternative), by comparing type_info. The builder asks this of every
+/// node, and a dynamic_cast walks the class hierarchy each time.
+template <class T> T *nodeAs(antlr4::tree::ParseTree *node) {
+  return node && typeid(*node) == typeid(T) ? static_cast<T *>(node) : nullptr;
+}
+
+/// The children of `ctx` that are tokens of `type`: the generated accessor
+/// (VALUE(), IDENT()) without its two dynamic_casts per child.
+inline std::vector<antlr4::tree::TerminalNode *> tokensOf(antlr4::ParserRuleContext *ctx,
+                                                          size_t type) {
+  std::vector<antlr4::tree::TerminalNode *> out;
+  for (antlr4::tree::ParseTree *child : ctx->children) {
+    const std::type_info &kind = typeid(*child);
+    // ParseTree is a non-virtual base of TerminalNode: the cast is static.
+    if (kind == typeid(antlr4::tree::TerminalNodeImpl) ||
+        kind == typeid(antlr4::tree::ErrorNodeImpl)) {
+      auto *token = static_cast<antlr4::tree::TerminalNode *>(child);
+      if (token->getSymbol()->getType() == type)
+        out.push_back(token);
+    }
+  }
+  return out;
+}
+
+/// The first child of `ctx` of the context class T (as nodeAs requires), or
+/// null: the generated accessor without its two dynamic_casts per child.
+template <class T> T *firstChild(antlr4::ParserRuleContext *ctx) {
+  for (antlr4::tree::ParseTree *child : ctx->children)
+    if (T *found = nodeAs<T>(child))
+      return found;
+  return nullptr;
+}
 
 class IRBuilder {
 public:
