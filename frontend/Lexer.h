@@ -1,7 +1,7 @@
 // The .shd lexer, written by hand: it makes the same tokens as the ANTLR lexer
 // generated from grammar/Shd.g4 (longest match, the first rule on a tie) for
 // the ANTLR parser, without the generated lexer's per-character DFA locks,
-// its UTF-32 copy of the file and its 100-byte tokens.
+// its UTF-32 copy of the file and its 112-byte tokens.
 // tests/unit/lexer_test.cpp checks that both lexers agree.
 //
 // Positions count bytes, not code points: a token's start and stop index are
