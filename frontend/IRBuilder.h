@@ -23,24 +23,31 @@ namespace shardc::frontend {
 
 using P = shd::ShdParser;
 
+/// Whether `node`'s class is exactly T. Every class compared here has a key
+/// function (an out-of-line virtual member), so the program holds one
+/// type_info for it and comparing addresses is exact; type_info's operator==
+/// would compare the names of two different classes with strcmp.
+template <class T> bool isExactly(antlr4::tree::ParseTree *node) {
+  return &typeid(*node) == &typeid(T);
+}
+
 /// `node` as the context class T, or null: dynamic_cast's answer for a class
 /// nothing derives from (a rule without labelled alternatives, or one
-/// alternative), by comparing type_info. The builder asks this of every
-/// node, and a dynamic_cast walks the class hierarchy each time.
+/// alternative). The builder asks this of every node, and a dynamic_cast
+/// walks the class hierarchy each time.
 template <class T> T *nodeAs(antlr4::tree::ParseTree *node) {
-  return node && typeid(*node) == typeid(T) ? static_cast<T *>(node) : nullptr;
+  return node && isExactly<T>(node) ? static_cast<T *>(node) : nullptr;
 }
 
 /// The children of `ctx` that are tokens of `type`: the generated accessor
-/// (VALUE(), IDENT()) without its two dynamic_casts per child.
+/// (VALUE(), IDENT()) without its two dynamic_casts per child. A tree with
+/// error nodes never reaches the builder.
 inline std::vector<antlr4::tree::TerminalNode *> tokensOf(antlr4::ParserRuleContext *ctx,
                                                           size_t type) {
   std::vector<antlr4::tree::TerminalNode *> out;
   for (antlr4::tree::ParseTree *child : ctx->children) {
-    const std::type_info &kind = typeid(*child);
     // ParseTree is a non-virtual base of TerminalNode: the cast is static.
-    if (kind == typeid(antlr4::tree::TerminalNodeImpl) ||
-        kind == typeid(antlr4::tree::ErrorNodeImpl)) {
+    if (isExactly<antlr4::tree::TerminalNodeImpl>(child)) {
       auto *token = static_cast<antlr4::tree::TerminalNode *>(child);
       if (token->getSymbol()->getType() == type)
         out.push_back(token);
