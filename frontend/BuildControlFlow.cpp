@@ -27,7 +27,7 @@ void IRBuilder::buildRegion(P::BlockContext *ctx, Block &region, const Names &ar
   scopes_.emplace_back();
   for (antlr4::tree::TerminalNode *name : args) {
     auto v = std::make_unique<Value>();
-    v->name = name->getText().substr(1);
+    v->name = nameOf(name);
     v->loc = loc(name);
     v->typeKnown = false;
     Value *raw = v.get();
@@ -61,7 +61,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
     wellFormed = false;
   };
 
-  if (auto *f = dynamic_cast<P::ForOpContext *>(expr)) {
+  if (auto *f = nodeAs<P::ForOpContext>(expr)) {
     op->kind = OpKind::For;
     op->loc = loc(f->KW_FOR());
     std::optional<int64_t> lb = parseInt(f->lb), ub = parseInt(f->ub);
@@ -86,7 +86,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
     index.type = TensorType{{}, DType::I64};
     index.typeKnown = true;
     carriedResults();
-  } else if (auto *w = dynamic_cast<P::WhileOpContext *>(expr)) {
+  } else if (auto *w = nodeAs<P::WhileOpContext>(expr)) {
     op->kind = OpKind::While;
     op->loc = loc(w->KW_WHILE());
     readCarry(w->carryList());
@@ -95,7 +95,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
     op->body = std::make_unique<Block>();
     buildRegion(w->body, *op->body, carriedNames, carriedNames.empty());
     carriedResults();
-  } else if (auto *i = dynamic_cast<P::IfOpContext *>(expr)) {
+  } else if (auto *i = nodeAs<P::IfOpContext>(expr)) {
     op->kind = OpKind::If;
     op->loc = loc(i->KW_IF());
     addOperands(*op, {i->VALUE()});
@@ -115,7 +115,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
                    "if - write its result types after the closing brace: `} : TYPES`");
       wellFormed = false;
     }
-  } else if (auto *c = dynamic_cast<P::CallOpContext *>(expr)) {
+  } else if (auto *c = nodeAs<P::CallOpContext>(expr)) {
     op->kind = OpKind::Call;
     op->loc = loc(c->KW_CALL());
     Attribute callee;

@@ -30,8 +30,8 @@ void IRBuilder::buildAxesRegion(Op &op, P::AxesOpContext *ctx) {
   op.body = std::make_unique<Block>();
   std::vector<Scope> outer;
   std::swap(outer, scopes_);
-  for (auto &scope : outer)
-    hiddenScopes_.push_back(scope);
+  for (const Scope &scope : outer)
+    hiddenScopes_.push_back(&scope);
   scopes_.emplace_back();
   for (P::ParamContext *p : ctx->param())
     addParam(*op.body, p->VALUE(), buildAnnotated(p->annotatedType()));

@@ -10,9 +10,17 @@ namespace shardc::frontend {
 
 // ---- functions, blocks, statements ------------------------------------------------------------
 
+std::string_view IRBuilder::text(antlr4::tree::TerminalNode *n) const {
+  const antlr4::Token *t = n->getSymbol();
+  std::string_view source = file_.text();
+  if (t->getStartIndex() >= source.size() || t->getStopIndex() < t->getStartIndex())
+    throw InternalError(loc(n), "the IR builder met a token that is not in the file");
+  return source.substr(t->getStartIndex(), t->getStopIndex() + 1 - t->getStartIndex());
+}
+
 Value *IRBuilder::addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a) {
   auto v = std::make_unique<Value>();
-  v->name = name->getText().substr(1);
+  v->name = nameOf(name);
   v->loc = loc(name);
   v->typeKnown = a.type.has_value();
   if (a.type) {
@@ -37,28 +45,30 @@ void IRBuilder::define(Value *value) {
       return;
     }
   }
-  scopes_.back()[value->name] = value;
+  scopes_.back().emplace(value->name, value);
 }
 
 void IRBuilder::poison(const std::vector<antlr4::tree::TerminalNode *> &names) {
   for (antlr4::tree::TerminalNode *name : names)
-    scopes_.back().emplace(name->getText().substr(1), nullptr);
+    scopes_.back().emplace(nameOf(name), nullptr);
 }
 
 Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
-  std::string n = name->getText().substr(1);
+  std::string_view n = nameOf(name);
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
     auto found = it->find(n);
     if (found != it->end())
       return found->second;
   }
-  for (auto &scope : hiddenScopes_)
-    if (scope.count(n)) {
+  for (const Scope *scope : hiddenScopes_)
+    if (auto hidden = scope->find(n); hidden != scope->end()) {
+      if (!hidden->second) // its statement failed to build (reported)
+        return nullptr;
       diags_
           .error(loc(name), fmt::format("use of value %{} from outside a "
                                         "manual_computation body",
                                         n))
-          .note(scope[n]->loc, "defined here; pass it in as an operand instead");
+          .note(hidden->second->loc, "defined here; pass it in as an operand instead");
       return nullptr;
     }
   // Each scope's names in sorted order, so that a tie in closestMatch does
@@ -68,7 +78,7 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
     size_t first = candidates.size();
     for (auto &[k, v] : scope)
       if (v)
-        candidates.push_back(k);
+        candidates.emplace_back(k);
     std::sort(candidates.begin() + first, candidates.end());
   }
   auto builder = diags_.error(loc(name), fmt::format("use of undefined value %{}", n));
@@ -83,6 +93,8 @@ void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
   fn->name = ctx->SYMBOL()->getText().substr(1);
   fn->loc = loc(ctx->SYMBOL());
   scopes_.emplace_back();
+  // A name per statement, about: sized once rather than rehashed as it grows.
+  scopes_.back().reserve(ctx->param().size() + ctx->block()->children.size());
   for (P::ParamContext *p : ctx->param())
     addParam(fn->body, p->VALUE(), buildAnnotated(p->annotatedType()));
   if (P::ResultTypesContext *r = ctx->resultTypes()) {
@@ -107,19 +119,20 @@ void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissing
   block.loc = loc(ctx->getStart());
   block.endLoc = loc(ctx->getStop());
   for (antlr4::tree::ParseTree *child : ctx->children) {
-    if (auto *s = dynamic_cast<P::StatementContext *>(child)) {
+    if (auto *s = nodeAs<P::StatementContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(s), "statement after return");
         continue;
       }
-      buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->typeSpec()), block);
-    } else if (auto *c = dynamic_cast<P::ControlStmtContext *>(child)) {
+      buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
+                     buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
+    } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(c), "statement after return");
         continue;
       }
       buildControl(c, block);
-    } else if (auto *r = dynamic_cast<P::ReturnStmtContext *>(child)) {
+    } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
       if (block.hasReturn) {
         diags_.error(loc(r), "statement after return");
         continue;
@@ -152,7 +165,7 @@ void IRBuilder::addOperands(Op &op, const std::vector<antlr4::tree::TerminalNode
 void IRBuilder::addResults(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names) {
   for (antlr4::tree::TerminalNode *name : names) {
     auto r = std::make_unique<Value>();
-    r->name = name->getText().substr(1);
+    r->name = nameOf(name);
     r->loc = loc(name);
     r->definingOp = &op;
     r->resultIndex = static_cast<int>(op.results.size());
@@ -242,7 +255,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
   auto op = std::make_unique<Op>();
   P::AttrDictContext *attrDict = nullptr;
 
-  if (auto *e = dynamic_cast<P::EinsumOpContext *>(expr)) {
+  if (auto *e = nodeAs<P::EinsumOpContext>(expr)) {
     op->kind = OpKind::Einsum;
     op->loc = loc(e->KW_EINSUM());
     addOperands(*op, e->VALUE());
@@ -252,7 +265,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     eq.loc = loc(e->STRING());
     op->attrs.push_back({"equation", eq, eq.loc});
     attrDict = e->attrDict();
-  } else if (auto *c = dynamic_cast<P::ConstantOpContext *>(expr)) {
+  } else if (auto *c = nodeAs<P::ConstantOpContext>(expr)) {
     op->kind = OpKind::Constant;
     op->loc = loc(c->KW_CONSTANT());
     Attribute value;
@@ -263,7 +276,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     buildLiteral(lit, value.dense, 0);
     op->attrs.push_back({"value", value, value.loc});
     attrDict = c->attrDict();
-  } else if (auto *s = dynamic_cast<P::ShardingOpContext *>(expr)) {
+  } else if (auto *s = nodeAs<P::ShardingOpContext>(expr)) {
     op->kind = s->name->getType() == P::KW_RESHARD ? OpKind::Reshard : OpKind::ShardingConstraint;
     op->loc = loc(s->name);
     addOperands(*op, {s->VALUE()});
@@ -273,7 +286,7 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     sh.shardings.push_back(buildSharding(s->sharding()));
     op->attrs.push_back({"sharding", sh, sh.loc});
     attrDict = s->attrDict();
-  } else if (auto *m = dynamic_cast<P::ManualOpContext *>(expr)) {
+  } else if (auto *m = nodeAs<P::ManualOpContext>(expr)) {
     op->kind = OpKind::ManualComputation;
     op->loc = loc(m->KW_MANUAL_COMPUTATION());
     addOperands(*op, m->VALUE());
@@ -298,17 +311,17 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
     op->body = std::make_unique<Block>();
     std::vector<Scope> outer;
     std::swap(outer, scopes_);
-    for (auto &scope : outer)
-      hiddenScopes_.push_back(scope);
+    for (const Scope &scope : outer)
+      hiddenScopes_.push_back(&scope);
     scopes_.emplace_back();
     for (P::ParamContext *p : m->param())
       addParam(*op->body, p->VALUE(), buildAnnotated(p->annotatedType()));
     buildBlock(m->block(), *op->body, /*allowMissingReturn=*/false);
     hiddenScopes_.resize(hiddenScopes_.size() - outer.size());
     std::swap(outer, scopes_);
-  } else if (auto *a = dynamic_cast<P::AxesOpContext *>(expr)) {
+  } else if (auto *a = nodeAs<P::AxesOpContext>(expr)) {
     buildAxesRegion(*op, a);
-  } else if (auto *g = dynamic_cast<P::GenericOpContext *>(expr)) {
+  } else if (auto *g = nodeAs<P::GenericOpContext>(expr)) {
     std::string name = g->IDENT()->getText();
     op->loc = loc(g->IDENT());
     auto kind = lookupOp(name);
@@ -333,8 +346,8 @@ void IRBuilder::buildStatement(const std::vector<antlr4::tree::TerminalNode *> &
       poison(resultNames);
       return;
     }
-    addOperands(*op, g->VALUE());
-    attrDict = g->attrDict();
+    addOperands(*op, tokensOf(g, P::VALUE));
+    attrDict = firstChild<P::AttrDictContext>(g);
   }
 
   // An op with the wrong number of operands or results is not added: every

@@ -112,7 +112,7 @@ Attribute IRBuilder::buildAttrValue(P::AttrValueContext *ctx) {
   Attribute a;
   a.loc = loc(ctx);
   using K = Attribute::Kind;
-  if (auto *n = dynamic_cast<P::NumberAttrContext *>(ctx)) {
+  if (auto *n = nodeAs<P::NumberAttrContext>(ctx)) {
     if (n->number()->INT()) {
       a.kind = K::Int;
       a.i = parseInt(n->number()->INT()).value_or(0);
@@ -120,27 +120,27 @@ Attribute IRBuilder::buildAttrValue(P::AttrValueContext *ctx) {
       a.kind = K::Float;
       a.f = std::strtod(n->number()->FLOAT()->getText().c_str(), nullptr);
     }
-  } else if (auto *s = dynamic_cast<P::StringAttrContext *>(ctx)) {
+  } else if (auto *s = nodeAs<P::StringAttrContext>(ctx)) {
     a.kind = K::String;
     a.s = unquote(s->STRING()->getText());
-  } else if (auto *b = dynamic_cast<P::BoolAttrContext *>(ctx)) {
+  } else if (auto *b = nodeAs<P::BoolAttrContext>(ctx)) {
     a.kind = K::Bool;
     a.b = b->KW_TRUE() != nullptr;
-  } else if (auto *l = dynamic_cast<P::ListAttrContext *>(ctx)) {
+  } else if (auto *l = nodeAs<P::ListAttrContext>(ctx)) {
     a.kind = K::List;
     for (P::AttrValueContext *v : l->attrValue())
       a.list.push_back(buildAttrValue(v));
-  } else if (auto *as = dynamic_cast<P::AxisSetAttrContext *>(ctx)) {
+  } else if (auto *as = nodeAs<P::AxisSetAttrContext>(ctx)) {
     a.kind = K::AxisSet;
     a.axes = buildAxisSet(as->axisSet());
-  } else if (auto *sh = dynamic_cast<P::ShardingAttrContext *>(ctx)) {
+  } else if (auto *sh = nodeAs<P::ShardingAttrContext>(ctx)) {
     a.kind = K::Sharding;
     a.shardings.push_back(buildSharding(sh->sharding()));
-  } else if (auto *pv = dynamic_cast<P::ShardingPerValueAttrContext *>(ctx)) {
+  } else if (auto *pv = nodeAs<P::ShardingPerValueAttrContext>(ctx)) {
     a.kind = K::ShardingList;
     for (P::ShardingContext *sc : pv->sharding())
       a.shardings.push_back(buildSharding(sc));
-  } else if (auto *id = dynamic_cast<P::IdentAttrContext *>(ctx)) {
+  } else if (auto *id = nodeAs<P::IdentAttrContext>(ctx)) {
     a.kind = K::Ident;
     a.s = id->IDENT()->getText();
   }

@@ -14,12 +14,56 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <typeinfo>
 #include <unordered_map>
 #include <vector>
 
 namespace shardc::frontend {
 
 using P = shd::ShdParser;
+
+/// Whether `node`'s class is exactly T. Every class compared here has a key
+/// function (an out-of-line virtual member), so the program holds one
+/// type_info for it and comparing addresses is exact; type_info's operator==
+/// would compare the names of two different classes with strcmp.
+template <class T> bool isExactly(antlr4::tree::ParseTree *node) {
+  return &typeid(*node) == &typeid(T);
+}
+
+/// `node` as the context class T, or null: dynamic_cast's answer for a class
+/// nothing derives from (a rule without labelled alternatives, or one
+/// alternative). The builder asks this of every node, and a dynamic_cast
+/// walks the class hierarchy each time.
+template <class T> T *nodeAs(antlr4::tree::ParseTree *node) {
+  return node && isExactly<T>(node) ? static_cast<T *>(node) : nullptr;
+}
+
+/// The children of `ctx` that are tokens of `type`: the generated accessor
+/// (VALUE(), IDENT()) without its two dynamic_casts per child. A tree with
+/// error nodes never reaches the builder.
+inline std::vector<antlr4::tree::TerminalNode *> tokensOf(antlr4::ParserRuleContext *ctx,
+                                                          size_t type) {
+  std::vector<antlr4::tree::TerminalNode *> out;
+  for (antlr4::tree::ParseTree *child : ctx->children) {
+    // ParseTree is a non-virtual base of TerminalNode: the cast is static.
+    if (isExactly<antlr4::tree::TerminalNodeImpl>(child)) {
+      auto *token = static_cast<antlr4::tree::TerminalNode *>(child);
+      if (token->getSymbol()->getType() == type)
+        out.push_back(token);
+    }
+  }
+  return out;
+}
+
+/// The first child of `ctx` of the context class T (as nodeAs requires), or
+/// null: the generated accessor without its two dynamic_casts per child.
+template <class T> T *firstChild(antlr4::ParserRuleContext *ctx) {
+  for (antlr4::tree::ParseTree *child : ctx->children)
+    if (T *found = nodeAs<T>(child))
+      return found;
+  return nullptr;
+}
 
 class IRBuilder {
 public:
@@ -39,6 +83,11 @@ private:
     return parseInt(n->getSymbol());
   }
   static std::string unquote(const std::string &s) { return s.substr(1, s.size() - 2); }
+  /// A token's text in the file, without a copy (token positions are byte
+  /// offsets, frontend/Lexer.h).
+  std::string_view text(antlr4::tree::TerminalNode *n) const;
+  /// A %value or @symbol token's name, without the sigil.
+  std::string_view nameOf(antlr4::tree::TerminalNode *n) const { return text(n).substr(1); }
 
   // ---- pieces -------------------------------------------------------------------
   void buildMesh(P::MeshDefContext *ctx);
@@ -108,9 +157,13 @@ private:
   /// Visible values, innermost scope last. A manual_computation body is
   /// isolated: it starts a fresh stack and sees only its own arguments.
   /// Hashed: a function of 100,000 statements looks a name up per operand.
-  using Scope = std::unordered_map<std::string, Value *>;
+  /// The keys view the Value's name or the file's text, both outliving the
+  /// builder, so that a lookup copies no string.
+  using Scope = std::unordered_map<std::string_view, Value *>;
   std::vector<Scope> scopes_;
-  std::vector<Scope> hiddenScopes_;
+  /// The scopes a manual_computation body cannot see (for the error message);
+  /// they stay alive on the stack of the enclosing build.
+  std::vector<const Scope *> hiddenScopes_;
 };
 
 // The two rules with a top-level twin (annotatedType, typeSpec) share one

@@ -8,8 +8,7 @@
 // still reported (the parser recovers at the next statement).
 #include "frontend/Parser.h"
 #include "frontend/IRBuilder.h"
-
-#include "ShdLexer.h"
+#include "frontend/Lexer.h"
 
 #include <fmt/format.h>
 
@@ -141,13 +140,13 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
     return nullptr;
   }
 
-  antlr4::ANTLRInputStream input(file.text());
-  shd::ShdLexer lexer(&input);
+  // The hand-written lexer never fails: a character no token takes is a
+  // BAD_CHAR token, which the parser reports.
+  frontend::Utf8CharStream input(file.text(), file.name());
+  frontend::ShdTokenSource lexer(input);
   antlr4::CommonTokenStream tokens(&lexer);
   shd::ShdParser parser(&tokens);
   SyntaxErrorListener listener(file, diags);
-  lexer.removeErrorListeners();
-  lexer.addErrorListener(&listener);
   parser.removeErrorListeners();
 
   // Two stages (ANTLR's recommended practice): the fast SLL prediction mode
@@ -163,7 +162,7 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
     tree = nullptr;
   }
   if (!tree) {
-    // Tokens stay buffered, so lexer errors are not reported twice.
+    // The tokens stay buffered: the text is not lexed twice.
     tokens.seek(0);
     parser.reset();
     parser.addErrorListener(&listener);

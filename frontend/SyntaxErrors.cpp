@@ -1,4 +1,4 @@
-// Syntax error reporting for the ANTLR lexer and parser.
+// Syntax error reporting for the ANTLR parser.
 #include "frontend/SyntaxErrors.h"
 
 #include "ShdLexer.h"
@@ -10,18 +10,6 @@
 namespace shardc {
 
 namespace {
-
-/// Byte column (1-based) of code-point column `cp` (0-based) on `line`.
-int byteColumn(const SourceFile &file, int line, size_t cp) {
-  std::string_view text = file.line(line);
-  size_t bytes = 0;
-  for (size_t seen = 0; seen < cp && bytes < text.size(); ++seen) {
-    unsigned char c = static_cast<unsigned char>(text[bytes]);
-    size_t width = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
-    bytes += width;
-  }
-  return static_cast<int>(bytes) + 1;
-}
 
 /// A token name of ANTLR's as a user would say it: INT -> "an integer",
 /// KW_DEVICE_IDS -> 'device_ids'.
@@ -116,28 +104,16 @@ Loc tokenLoc(const SourceFile &file, const antlr4::Token *token) {
   if (!token)
     return Loc{&file, 0, 0, 1};
   int line = static_cast<int>(token->getLine());
-  size_t cp = token->getCharPositionInLine();
-  if (token->getType() == antlr4::Token::EOF)
-    return Loc{&file, line, byteColumn(file, line, cp), 1};
-  // The length in bytes from the token's code-point span on its line: asking
-  // the token for its text would build a string per call (the IR builder
-  // asks for a location of nearly every token).
-  size_t span = token->getStopIndex() + 1 - token->getStartIndex();
-  std::string_view text = file.line(line);
-  size_t bytes = 0, start = 0, seen = 0;
-  for (; seen < cp + span && bytes < text.size(); ++seen) {
-    if (seen == cp)
-      start = bytes;
-    unsigned char c = static_cast<unsigned char>(text[bytes]);
-    bytes += c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
-  }
-  if (seen < cp + span || span == 0 || token->getStopIndex() < token->getStartIndex()) {
-    // Not within one line (no token of the grammar is): measure its text.
-    int length = std::max<int>(1, static_cast<int>(token->getText().size()));
-    return Loc{&file, line, byteColumn(file, line, cp), length};
-  }
-  return Loc{&file, line, static_cast<int>(start) + 1,
-             std::max<int>(1, static_cast<int>(bytes - start))};
+  int col = static_cast<int>(token->getCharPositionInLine()) + 1;
+  // A token conjured by error recovery ("<missing ...>") has no span.
+  if (token->getType() == antlr4::Token::EOF || token->getStartIndex() == INVALID_INDEX ||
+      token->getStopIndex() < token->getStartIndex())
+    return Loc{&file, line, col,
+               token->getType() == antlr4::Token::EOF
+                   ? 1
+                   : std::max<int>(1, static_cast<int>(token->getText().size()))};
+  return Loc{&file, line, col,
+             static_cast<int>(token->getStopIndex() + 1 - token->getStartIndex())};
 }
 
 Loc ruleLoc(const SourceFile &file, antlr4::ParserRuleContext *ctx) {
@@ -171,8 +147,7 @@ void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
       loc = end.shifted(end.length);
     }
   } else {
-    loc = Loc{&file_, static_cast<int>(line),
-              byteColumn(file_, static_cast<int>(line), charPositionInLine), 1};
+    loc = Loc{&file_, static_cast<int>(line), static_cast<int>(charPositionInLine) + 1, 1};
   }
   std::string message;
   if (offendingSymbol && offendingSymbol->getType() == shd::ShdLexer::BAD_CHAR) {

@@ -1,5 +1,5 @@
-// Turns ANTLR's syntax errors into shardc diagnostics, and maps ANTLR token
-// positions (code points) to shardc locations (bytes).
+// Turns ANTLR's syntax errors into shardc diagnostics, and maps token
+// positions to shardc locations.
 #pragma once
 
 #include "ir/Diagnostics.h"
@@ -8,8 +8,8 @@
 
 namespace shardc {
 
-/// The Loc of a token: ANTLR counts columns in code points from 0; shardc
-/// counts bytes from 1, so non-ASCII text earlier on the line is accounted for.
+/// The Loc of a token. The lexer (frontend/Lexer.h) counts columns in bytes
+/// from 0; shardc counts bytes from 1.
 Loc tokenLoc(const SourceFile &file, const antlr4::Token *token);
 
 /// The Loc of a rule: from its first token to its last when they share a

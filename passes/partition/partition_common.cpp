@@ -15,10 +15,12 @@ std::string NameTable::fresh(const std::string &hint) {
       used_.count(base))
     base = base.substr(0, cut);
   std::string name = hint.empty() ? base : hint;
+  if (used_.insert(name).second)
+    return name;
   int &next = counters_[base];
-  while (used_.count(name))
+  do
     name = fmt::format("{}_{}", base, ++next);
-  used_.insert(name);
+  while (!used_.insert(name).second);
   return name;
 }
 

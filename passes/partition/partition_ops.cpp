@@ -33,9 +33,15 @@ Sharding declared(const Value &value, const Mesh &mesh) {
   return Sharding::replicatedOn(mesh.name, value.type.rank());
 }
 
-void bindResult(Body &body, const Value *global, Local local, Loc loc, const std::string &reason) {
-  body.locals[global] =
-      reshardLocal(body, local, global->type, declared(*global, body.mesh), loc, reason);
+/// `reason()` words why a reshard is needed; asked only when one is (most
+/// results are in their declared layout already).
+template <class Reason>
+void bindResult(Body &body, const Value *global, Local local, Loc loc, const Reason &reason) {
+  Sharding target = declared(*global, body.mesh);
+  if (local.partial.empty() && sameLayout(local.sharding, target))
+    body.locals[global] = std::move(local);
+  else
+    body.locals[global] = reshardLocal(body, local, global->type, target, loc, reason());
 }
 
 void partitionCreation(Body &body, const Op &op) {
@@ -54,7 +60,7 @@ void partitionCreation(Body &body, const Op &op) {
   Value *v = body.emit(op.kind, {}, op.attrs, result.type, op.loc, result.name);
   bindResult(body, &result,
              Local{v, Sharding::replicatedOn(body.mesh.name, result.type.rank()), {}}, op.loc,
-             fmt::format("{} built whole, then sliced", op.name()));
+             [&] { return fmt::format("{} built whole, then sliced", op.name()); });
 }
 
 /// The attributes of the local op: a slice's limits on pass-through dims
@@ -101,12 +107,14 @@ void partitionGeneric(Body &body, const Op &op) {
   if (!rule)
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: no sharding rule", op.name()));
   const Mesh &mesh = body.mesh;
-  std::vector<Local> inputs;
+  // The operands' locals stay in body.locals (a std::map: adding the
+  // results below moves none of them).
+  std::vector<const Local *> inputs;
   std::vector<const Sharding *> operandShardings, resultShardings;
   for (const Value *operand : op.operands)
-    inputs.push_back(body.local(operand, op.loc));
-  for (const Local &input : inputs)
-    operandShardings.push_back(&input.sharding);
+    inputs.push_back(&body.local(operand, op.loc));
+  for (const Local *input : inputs)
+    operandShardings.push_back(&input->sharding);
   std::vector<Sharding> results;
   for (const auto &r : op.results)
     results.push_back(declared(*r, mesh));
@@ -121,9 +129,14 @@ void partitionGeneric(Body &body, const Op &op) {
   std::vector<int64_t> firstLocal;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Sharding required = shardingFromFactors(mesh.name, rule->operands[i], factorAxes, mesh);
-    Local local = reshardLocal(body, inputs[i], op.operands[i]->type, required, op.loc,
-                               operandReason(op, i, *rule, inputs[i].sharding));
-    Value *v = local.value;
+    // Most operands are in the layout the op needs already: no reshard, and
+    // no reason to word.
+    const Local &input = *inputs[i];
+    Value *v = input.partial.empty() && sameLayout(input.sharding, required)
+                   ? input.value
+                   : reshardLocal(body, input, op.operands[i]->type, required, op.loc,
+                                  operandReason(op, i, *rule, input.sharding))
+                         .value;
     for (size_t d = 0; d < rule->operands[i].size(); ++d)
       for (int f : rule->operands[i][d])
         if (rule->factorKinds[f] == FactorKind::Reduction && !factorAxes[f].empty())
@@ -146,7 +159,7 @@ void partitionGeneric(Body &body, const Op &op) {
   if (op.kind == OpKind::ReduceMean && !partial.empty())
     localKind = OpKind::ReduceSum; // the mean divides the whole sum, below
   Value *v = body.emit(localKind, operands, localAttrs(op, firstLocal), type, op.loc, result.name);
-  Local out{v, natural, partial, kind};
+  Local out{v, natural, std::move(partial), kind};
   if (localKind != op.kind) {
     out = reshardLocal(body, out, result.type, natural, op.loc,
                        fmt::format("partial sum of {}", op.name()));
@@ -159,10 +172,11 @@ void partitionGeneric(Body &body, const Op &op) {
     out.value = body.emit(OpKind::Div, {out.value, n}, {}, type, op.loc, result.name);
   }
   // 5. The declared layout.
-  bindResult(body, &result, out, op.loc,
-             out.partial.empty()
-                 ? fmt::format("result of {}", op.name())
-                 : fmt::format("partial {} of {}", kind == "sum" ? "sum" : kind, op.name()));
+  bool partialResult = !out.partial.empty();
+  bindResult(body, &result, std::move(out), op.loc, [&] {
+    return partialResult ? fmt::format("partial {} of {}", kind == "sum" ? "sum" : kind, op.name())
+                         : fmt::format("result of {}", op.name());
+  });
 }
 
 } // namespace
@@ -172,7 +186,8 @@ void partitionOp(Body &body, const Op &op) {
   case OpGroup::Creation:
     return partitionCreation(body, op);
   case OpGroup::ShardingOp:
-    return bindResult(body, op.result(), body.local(op.operands[0], op.loc), op.loc, op.name());
+    return bindResult(body, op.result(), body.local(op.operands[0], op.loc), op.loc,
+                      [&] { return std::string(op.name()); });
   case OpGroup::Collective:
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: a collective outside a "
                                           "manual_computation",

@@ -158,6 +158,25 @@ func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   CHECK(p.errors()[0] == "use of value %a from outside a manual_computation body");
 }
 
+TEST_CASE("a failed statement's value used in a manual_computation body is one error", "[parser]") {
+  // %b is unknown above the body and hidden inside it; its statement's error
+  // is the only one (the builder once dereferenced the failed value here).
+  Parsed p(R"(
+@m = <["x"=2]>
+func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = bogus_op %a
+  %r = manual_computation (%a) in_shardings=[<@m, [{"x"}]>] out_shardings=[<@m, [{"x"}]>]
+      manual_axes={"x"} (%l: tensor<2xf32>) {
+    %s = add %l, %b
+    return %s
+  }
+  return %r
+}
+)");
+  REQUIRE(p.errors().size() == 1);
+  CHECK(p.errors()[0] == "unknown op: bogus_op");
+}
+
 TEST_CASE("syntax errors on several lines are all reported", "[parser][errors]") {
   Parsed p("@m = <[\"x\"=2]>\n"
            "func @f(%a: tensor<4xf32> sharding<@m, [{\"x\"]>) -> tensor<4xf32> {\n"

@@ -1,0 +1,158 @@
+// parseModule parses in ANTLR's fast SLL mode first and again in full LL mode
+// only when SLL gives up. These tests check that the two stages report
+// exactly the syntax errors (message, line, column, length) one full-LL
+// parse reports, on the examples, on the lit tests, and on copies of them
+// with tokens dropped, doubled or swapped; and that a large program parses.
+#include "frontend/Lexer.h"
+#include "frontend/Parser.h"
+#include "frontend/SyntaxErrors.h"
+
+#include "ShdParser.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+using namespace shardc;
+
+namespace {
+
+/// What a diagnostic says and where, one line.
+std::vector<std::string> describe(const DiagnosticEngine &diags) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : diags.diagnostics())
+    out.push_back(std::to_string(d.loc.line) + ":" + std::to_string(d.loc.col) + "+" +
+                  std::to_string(d.loc.length) + " " + d.message);
+  return out;
+}
+
+/// The syntax errors of one parse in full LL mode with error recovery, the
+/// way parseModule's second stage runs, without the SLL stage before it.
+std::vector<std::string> fullLLErrors(const SourceFile &file) {
+  DiagnosticEngine diags;
+  frontend::Utf8CharStream input(file.text(), file.name());
+  frontend::ShdTokenSource lexer(input);
+  antlr4::CommonTokenStream tokens(&lexer);
+  shd::ShdParser parser(&tokens);
+  SyntaxErrorListener listener(file, diags);
+  parser.removeErrorListeners();
+  parser.addErrorListener(&listener);
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::LL);
+  parser.module();
+  return describe(diags);
+}
+
+/// parseModule's syntax errors: when there are any it builds no IR, so every
+/// error it reports is a syntax error.
+std::vector<std::string> twoStageErrors(const SourceFile &file, bool &built) {
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(file, diags);
+  built = module != nullptr;
+  return built ? std::vector<std::string>{} : describe(diags);
+}
+
+/// The text of the examples and the lit tests.
+std::vector<std::pair<std::string, std::string>> sources() {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const char *dir : {"examples", "tests/lit"}) {
+    for (const auto &entry : fs::recursive_directory_iterator(fs::path(SHARDC_SOURCE_DIR) / dir)) {
+      if (entry.path().extension() != ".shd")
+        continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      out.emplace_back(entry.path().string(), text.str());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// `text` cut at blanks into words, one of them dropped, doubled or swapped
+/// with the next: mostly a syntax error somewhere in an otherwise valid file.
+std::string mutate(const std::string &text, std::mt19937 &random) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    word += c;
+    if (c == ' ' || c == '\n') {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  words.push_back(word);
+  size_t at = random() % words.size();
+  switch (random() % 3) {
+  case 0:
+    words.erase(words.begin() + at);
+    break;
+  case 1:
+    words.insert(words.begin() + at, words[at]);
+    break;
+  default:
+    if (at + 1 < words.size())
+      std::swap(words[at], words[at + 1]);
+  }
+  std::string out;
+  for (const std::string &w : words)
+    out += w;
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("the two-stage parse reports the errors of a full-LL parse", "[parser]") {
+  std::mt19937 random(22);
+  size_t files = 0, withErrors = 0;
+  for (const auto &[path, text] : sources()) {
+    ++files;
+    for (int variant = 0; variant < 4; ++variant) {
+      SourceFile file("test.shd", variant == 0 ? text : mutate(text, random));
+      INFO(path << " variant " << variant << ":\n" << file.text());
+      bool built = false;
+      std::vector<std::string> twoStage = twoStageErrors(file, built);
+      std::vector<std::string> ll = fullLLErrors(file);
+      // Files the lexer refuses (invalid UTF-8, NUL) never reach the parser.
+      if (!built && twoStage.size() == 1 && twoStage[0].find("not ") != std::string::npos &&
+          ll.empty())
+        continue;
+      CHECK(twoStage == ll);
+      withErrors += !ll.empty();
+    }
+  }
+  CHECK(files > 100);
+  CHECK(withErrors > 100); // the mutations do make syntax errors
+}
+
+TEST_CASE("a syntax error deep in a large function is reported once, where it is", "[parser]") {
+  // SLL gives up at the error; the LL parse must find it again at the same
+  // token, after thousands of statements.
+  std::string text = "@m = <[\"x\"=2]>\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
+  const int statements = 20000;
+  for (int i = 1; i <= statements; ++i)
+    text += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) + ", %v0\n";
+  std::string bad =
+      text + "  %w = add %v1,, %v2\n  return %v" + std::to_string(statements) + "\n}\n";
+  text += "  return %v" + std::to_string(statements) + "\n}\n";
+
+  SourceFile good("large.shd", text);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(good, diags);
+  REQUIRE(module);
+  CHECK(describe(diags).empty());
+  REQUIRE(module->functions.size() == 1);
+  CHECK(module->functions[0]->body.ops.size() == statements);
+
+  SourceFile broken("large.shd", bad);
+  DiagnosticEngine badDiags;
+  CHECK(!parseModule(broken, badDiags));
+  std::vector<std::string> errors = describe(badDiags);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0] ==
+        std::to_string(statements + 3) + ":16+1 syntax error - unexpected ','; expected a %value");
+}
