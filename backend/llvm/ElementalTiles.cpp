@@ -19,6 +19,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 namespace shardc::llvmgen::elemental {
@@ -28,6 +29,11 @@ namespace {
 /// read at, kIndexZero (a size-1 dim read at 0) or kUnknown.
 constexpr int kIndexZero = -1;
 constexpr int kUnknown = -2;
+
+/// Bytes of each operand row a block reads, and of all operands' block
+/// buffers (see emitTiledLoops).
+constexpr int64_t kSegmentBytes = 512;
+constexpr int64_t kBufferBytes = 128 * 1024;
 
 /// A materialized operand read transposed: `from` per dim of `value`.
 struct TiledOperand {
@@ -137,10 +143,11 @@ std::vector<llvm::Value *> transposeInRegisters(llvm::IRBuilder<> &b,
   return vectors;
 }
 
-/// for i in [0, count) (count > 0): body(i), a loop LLVM must not unroll:
-/// unrolled whole before the vectorizer sees it, a tile's row loop leaves
-/// the loop around it innermost, and that one reads the tile with a stride.
-void emitRolledLoop(KernelLowering &k, int64_t count,
+/// for i in [0, count) (count > 0 at run time): body(i), a loop LLVM must
+/// not unroll: unrolled whole before the vectorizer sees it, a tile loop
+/// leaves the loop around it innermost, and that one reads the operand with
+/// a stride again.
+void emitRolledLoop(KernelLowering &k, llvm::Value *count,
                     const std::function<void(llvm::Value *)> &body) {
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
@@ -154,7 +161,7 @@ void emitRolledLoop(KernelLowering &k, int64_t count,
   body(i);
   llvm::Value *next = b.CreateAdd(i, k.i64(1), "", true, true);
   i->addIncoming(next, b.GetInsertBlock());
-  llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, k.i64(count)), header, exit);
+  llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, count), header, exit);
   llvm::MDNode *noUnroll =
       llvm::MDNode::get(k.context, llvm::MDString::get(k.context, "llvm.loop.unroll.disable"));
   llvm::MDNode *loopId = llvm::MDNode::getDistinct(k.context, {nullptr, noUnroll});
@@ -220,22 +227,29 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   if (tiled.empty() || shape[rowDim] < t || shape[last] < t)
     return false;
 
-  // The operands read at the output's own index: a tile reads t lines of
-  // each, a row apart, and with the tiled operand's and the output's lines
-  // that is more streams than the hardware prefetchers follow.
-  std::vector<const Value *> straight;
-  for (const TiledOperand &leaf : finder.leaves)
-    if (leaf.from == identity &&
-        std::find(straight.begin(), straight.end(), leaf.value) == straight.end())
-      straight.push_back(leaf.value);
+  // Blocks of blockRows x blockColumns output elements, whole tiles only.
+  // blockRows makes each operand row a block reads kSegmentBytes long (a
+  // single line per row leaves the hardware prefetchers nothing to follow);
+  // blockColumns fills kBufferBytes with the operands' transposed blocks.
+  const int64_t rows = shape[rowDim], columns = shape[last];
+  const int64_t fullRows = rows / t * t, fullColumns = columns / t * t;
+  int64_t tiledBytes = 0;
+  for (const TiledOperand &operand : tiled)
+    tiledBytes += dtypeBytes(operand.value->type.dtype);
+  int64_t segmentBytes = getenv("SHARDC_SEG") ? atoll(getenv("SHARDC_SEG")) : kSegmentBytes;
+  int64_t bufferBytes = getenv("SHARDC_BUF") ? atoll(getenv("SHARDC_BUF")) : kBufferBytes;
+  const int64_t blockRows = std::min(fullRows, std::max(t, segmentBytes / widest / t * t));
+  const int64_t blockColumns =
+      std::min(fullColumns, std::max(t, bufferBytes / (blockRows * tiledBytes) / t * t));
+  const int64_t prefetchTiles = getenv("SHARDC_TPF") ? atoll(getenv("SHARDC_TPF")) : 0;
 
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
   std::vector<llvm::Value *> buffers;
   for (const TiledOperand &operand : tiled) {
-    auto *array =
-        llvm::ArrayType::get(k.memoryType(operand.value->type.dtype), static_cast<uint64_t>(t * t));
+    auto *array = llvm::ArrayType::get(k.memoryType(operand.value->type.dtype),
+                                       static_cast<uint64_t>(blockRows * blockColumns));
     llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, operand.value->name + ".tile");
     slot->setAlignment(llvm::Align(64));
     buffers.push_back(b.CreateBitCast(slot, b.getInt8PtrTy()));
@@ -264,7 +278,6 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
       dims.push_back(from == kIndexZero ? k.i64(0) : index[from]);
     return dims;
   };
-
   // A hint only, so `linear` may be past the buffer's end (no inbounds).
   auto prefetch = [&](llvm::Value *buffer, DType dtype, llvm::Value *linear) {
     llvm::Type *element = k.memoryType(dtype);
@@ -275,14 +288,16 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         {b.CreateBitCast(at, b.getInt8PtrTy()), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
   };
 
-  // One tile: rows [row0, row0 + t) of rowDim, columns [column0, column0 + t)
-  // of the last dim.
-  auto emitTile = [&](llvm::Value *row0, llvm::Value *column0) {
+  // The operands' tile at output rows [row0, row0 + t) and columns
+  // [column0, column0 + t), transposed into their buffers at block row
+  // `bufferRow` and block column `bufferColumn`.
+  auto transposeTile = [&](llvm::Value *row0, llvm::Value *column0, llvm::Value *bufferRow,
+                           llvm::Value *bufferColumn) {
     for (size_t i = 0; i < tiled.size(); ++i) {
       const TiledOperand &operand = tiled[i];
       DType dtype = operand.value->type.dtype;
+      const int64_t bytes = dtypeBytes(dtype);
       auto *vectorType = llvm::FixedVectorType::get(k.memoryType(dtype), static_cast<unsigned>(t));
-      llvm::Align align(static_cast<uint64_t>(dtypeBytes(dtype)));
       // Line c of the tile: the operand's t contiguous elements at output
       // rows row0.. and output column column0 + c.
       std::vector<llvm::Value *> lines;
@@ -292,41 +307,54 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         llvm::Value *linear = k.linearIndex(operand.value->type.shape, operandIndex(operand));
         llvm::Value *address = b.CreateBitCast(
             k.elementAddress(k.buffer(operand.value), dtype, linear), vectorType->getPointerTo());
-        lines.push_back(b.CreateAlignedLoad(vectorType, address, align));
-        // The same line of the next tile along the row: the operand is read
-        // with a stride of a whole row here, which the hardware prefetchers
-        // follow late (10-15% of the loop's time).
-        index[last] = b.CreateAdd(column0, k.i64(c + t));
-        prefetch(k.buffer(operand.value), dtype,
-                 k.linearIndex(operand.value->type.shape, operandIndex(operand)));
+        lines.push_back(b.CreateAlignedLoad(vectorType, address, llvm::Align(bytes)));
+        if (prefetchTiles > 0) {
+          index[last] = b.CreateAdd(column0, k.i64(c + prefetchTiles * t));
+          prefetch(k.buffer(operand.value), dtype,
+                   k.linearIndex(operand.value->type.shape, operandIndex(operand)));
+        }
       }
-      std::vector<llvm::Value *> rows = transposeInRegisters(b, std::move(lines));
+      std::vector<llvm::Value *> rowsOfTile = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
-        llvm::Value *address = b.CreateBitCast(k.elementAddress(buffers[i], dtype, k.i64(r * t)),
+        llvm::Value *at = b.CreateAdd(
+            b.CreateMul(b.CreateAdd(bufferRow, k.i64(r)), k.i64(blockColumns)), bufferColumn);
+        llvm::Value *address = b.CreateBitCast(k.elementAddress(buffers[i], dtype, at),
                                                vectorType->getPointerTo());
-        b.CreateAlignedStore(rows[r], address, align);
+        b.CreateAlignedStore(rowsOfTile[r], address, llvm::Align(std::min<int64_t>(64, t * bytes)));
       }
     }
-    for (const Value *operand : straight)
-      for (int64_t r = 0; r < t; ++r) {
-        index[rowDim] = b.CreateAdd(row0, k.i64(r));
-        index[last] = b.CreateAdd(column0, k.i64(t));
-        prefetch(k.buffer(operand), operand->type.dtype, k.linearIndex(shape, index));
-      }
+  };
+
+  // One block: `height` rows from row0 and `width` columns from
+  // column0, both multiples of t. First every tile of the operands is
+  // transposed into the buffers: loads, shuffles and stores only, so many
+  // of the strided lines are in flight at once. Then the block's rows are
+  // computed along the row, reading the buffers as contiguously as the
+  // output and the straight operands.
+  auto emitBlock = [&](llvm::Value *row0, int64_t height, llvm::Value *column0, int64_t width) {
+    emitRolledLoop(k, k.i64(height / t), [&](llvm::Value *tileRow) {
+      llvm::Value *bufferRow = b.CreateMul(tileRow, k.i64(t));
+      llvm::Value *tileRow0 = b.CreateAdd(row0, bufferRow);
+      emitRolledLoop(k, k.i64(width / t), [&](llvm::Value *tileColumn) {
+        llvm::Value *bufferColumn = b.CreateMul(tileColumn, k.i64(t));
+        transposeTile(tileRow0, b.CreateAdd(column0, bufferColumn), bufferRow, bufferColumn);
+      });
+    });
     TileState state;
     TileState *outer = activeTiles;
     activeTiles = &state;
     try {
-      emitRolledLoop(k, t, [&](llvm::Value *r) {
+      k.emitLoop(k.i64(height), [&](llvm::Value *r) {
         llvm::Value *row = b.CreateAdd(row0, r);
-        emitRolledLoop(k, t, [&](llvm::Value *c) {
+        llvm::Value *bufferRow = b.CreateMul(r, k.i64(blockColumns));
+        k.emitLoop(k.i64(width), [&](llvm::Value *c) {
           llvm::Value *column = b.CreateAdd(column0, c);
           index[rowDim] = row;
           index[last] = column;
           state.tiles.clear();
           for (size_t i = 0; i < tiled.size(); ++i)
             state.tiles[tiled[i].value] = Tile{buffers[i], operandIndex(tiled[i])};
-          state.at = b.CreateAdd(b.CreateMul(r, k.i64(t)), c);
+          state.at = b.CreateAdd(bufferRow, c);
           emitElementAt(row, column);
         });
       });
@@ -337,24 +365,42 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     activeTiles = outer;
   };
 
-  const int64_t rows = shape[rowDim], columns = shape[last];
-  const int64_t fullRows = rows / t * t, fullColumns = columns / t * t;
+  // Whole blocks, then one shorter block of the whole tiles left along each
+  // dim: every block's size is a constant, so its loops have fixed trips.
+  auto blockRuns = [](int64_t full, int64_t block) {
+    std::vector<std::pair<int64_t, int64_t>> runs; // {count, size}
+    if (full / block > 0)
+      runs.push_back({full / block, block});
+    if (full % block > 0)
+      runs.push_back({1, full % block});
+    return runs;
+  };
   k.emitLoopNest(outerShape, [&](const std::vector<llvm::Value *> &outerIndex) {
     for (size_t j = 0; j < outerDims.size(); ++j)
       index[outerDims[j]] = outerIndex[j];
-    k.emitLoop(k.i64(rows / t), [&](llvm::Value *rowTile) {
-      llvm::Value *row0 = b.CreateMul(rowTile, k.i64(t));
-      k.emitLoop(k.i64(columns / t), [&](llvm::Value *columnTile) {
-        emitTile(row0, b.CreateMul(columnTile, k.i64(t)));
-      });
-      if (fullColumns < columns) // the columns past the last whole tile
-        k.emitLoop(k.i64(t), [&](llvm::Value *r) {
-          llvm::Value *row = b.CreateAdd(row0, r);
-          k.emitLoop(k.i64(columns - fullColumns), [&](llvm::Value *c) {
-            emitElementAt(row, b.CreateAdd(k.i64(fullColumns), c));
+    int64_t rowStart = 0;
+    for (auto [rowCount, height] : blockRuns(fullRows, blockRows)) {
+      k.emitLoop(k.i64(rowCount), [&](llvm::Value *rowBlock) {
+        llvm::Value *row0 = b.CreateAdd(k.i64(rowStart), b.CreateMul(rowBlock, k.i64(height)));
+        int64_t columnStart = 0;
+        for (auto [columnCount, width] : blockRuns(fullColumns, blockColumns)) {
+          k.emitLoop(k.i64(columnCount), [&](llvm::Value *columnBlock) {
+            llvm::Value *column0 =
+                b.CreateAdd(k.i64(columnStart), b.CreateMul(columnBlock, k.i64(width)));
+            emitBlock(row0, height, column0, width);
           });
-        });
-    });
+          columnStart += columnCount * width;
+        }
+        if (fullColumns < columns) // the columns past the last whole tile
+          k.emitLoop(k.i64(height), [&](llvm::Value *r) {
+            llvm::Value *row = b.CreateAdd(row0, r);
+            k.emitLoop(k.i64(columns - fullColumns), [&](llvm::Value *c) {
+              emitElementAt(row, b.CreateAdd(k.i64(fullColumns), c));
+            });
+          });
+      });
+      rowStart += rowCount * height;
+    }
     if (fullRows < rows) // the rows past the last whole tile
       k.emitLoop(k.i64(rows - fullRows), [&](llvm::Value *r) {
         llvm::Value *row = b.CreateAdd(k.i64(fullRows), r);
