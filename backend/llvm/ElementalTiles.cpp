@@ -2,10 +2,19 @@
 // transpose on its own): the plain loop nest runs along the output's last
 // dim, which is a strided dim of such an operand, so every element is a load
 // from a different cache line (a gather once vectorized). Instead the loop
-// walks the output in square tiles of one cache line a side: per tile, the
-// operand's part is read a contiguous line at a time, transposed in
-// registers (shufflevector) into a stack buffer, and the tile's elements
-// then read that buffer along its rows, as contiguous as the output.
+// walks the output in blocks of square tiles of one cache line a side, in
+// two passes per block: first each tile of the operand is read a contiguous
+// line at a time and transposed in registers (shufflevector) into a stack
+// buffer holding the block; then the block's rows are computed reading that
+// buffer along the row, as contiguous as the output.
+//
+// Why blocks and two passes (bench `broadcast`, 16x512x512 f32 on 2 ranks):
+// computing each 16 x 16 tile right after loading it left the operand's
+// strided loads waiting behind the tile's arithmetic (the exp calls), and one
+// line per operand row and tile gave the hardware prefetchers nothing to
+// follow. A block reads kSegmentBytes of each operand row, line after line,
+// in a loop of loads, shuffles and stores only; 1.4-1.5 ms became 1.2-1.4 ms
+// per rank there, and larger or f64 shapes gained 2-3x.
 //
 // Which reads use the buffer is decided where they happen: a read of a
 // tiled operand whose index is exactly the one the tile was filled for (the
@@ -16,10 +25,7 @@
 // left to the plain loops.
 #include "backend/llvm/ElementalInternal.h"
 
-#include <llvm/IR/Intrinsics.h>
-
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 
 namespace shardc::llvmgen::elemental {
@@ -30,8 +36,10 @@ namespace {
 constexpr int kIndexZero = -1;
 constexpr int kUnknown = -2;
 
-/// Bytes of each operand row a block reads, and of all operands' block
-/// buffers (see emitTiledLoops).
+/// Bytes of each operand row a block reads (the block's rows: 128 f32, 64
+/// f64), and of all operands' block buffers together (its columns). 256 or
+/// 1024 and 64 or 256 KiB measured the same; 64 or 128 bytes a row were
+/// 1.3-2x slower.
 constexpr int64_t kSegmentBytes = 512;
 constexpr int64_t kBufferBytes = 128 * 1024;
 
@@ -111,12 +119,12 @@ private:
 /// The tiles being filled and read by this thread's loop (code generation of
 /// one function is single-threaded; functions may be emitted in parallel).
 struct Tile {
-  llvm::Value *buffer;                 // T x T elements, i8*
+  llvm::Value *buffer;                 // the block's elements, i8*
   std::vector<llvm::Value *> expected; // the operand index the tile holds
 };
 struct TileState {
   std::map<const Value *, Tile> tiles;
-  llvm::Value *at = nullptr; // the element's offset in every tile
+  llvm::Value *at = nullptr; // the element's offset in every buffer
 };
 thread_local TileState *activeTiles = nullptr;
 
@@ -236,24 +244,28 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   int64_t tiledBytes = 0;
   for (const TiledOperand &operand : tiled)
     tiledBytes += dtypeBytes(operand.value->type.dtype);
-  int64_t segmentBytes = getenv("SHARDC_SEG") ? atoll(getenv("SHARDC_SEG")) : kSegmentBytes;
-  int64_t bufferBytes = getenv("SHARDC_BUF") ? atoll(getenv("SHARDC_BUF")) : kBufferBytes;
-  const int64_t blockRows = std::min(fullRows, std::max(t, segmentBytes / widest / t * t));
+  const int64_t blockRows = std::min(fullRows, std::max(t, kSegmentBytes / widest / t * t));
   const int64_t blockColumns =
-      std::min(fullColumns, std::max(t, bufferBytes / (blockRows * tiledBytes) / t * t));
-  const int64_t prefetchTiles = getenv("SHARDC_TPF") ? atoll(getenv("SHARDC_TPF")) : 0;
+      std::min(fullColumns, std::max(t, kBufferBytes / (blockRows * tiledBytes) / t * t));
 
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+  // The buffers live only during this loop nest (lifetime markers), so the
+  // tiled loops of one function can share their stack.
   std::vector<llvm::Value *> buffers;
+  std::vector<std::pair<llvm::Value *, int64_t>> lifetimes;
   for (const TiledOperand &operand : tiled) {
-    auto *array = llvm::ArrayType::get(k.memoryType(operand.value->type.dtype),
-                                       static_cast<uint64_t>(blockRows * blockColumns));
+    DType dtype = operand.value->type.dtype;
+    auto *array =
+        llvm::ArrayType::get(k.memoryType(dtype), static_cast<uint64_t>(blockRows * blockColumns));
     llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, operand.value->name + ".tile");
     slot->setAlignment(llvm::Align(64));
     buffers.push_back(b.CreateBitCast(slot, b.getInt8PtrTy()));
+    lifetimes.push_back({slot, blockRows * blockColumns * dtypeBytes(dtype)});
   }
+  for (auto [slot, bytes] : lifetimes)
+    b.CreateLifetimeStart(slot, b.getInt64(static_cast<uint64_t>(bytes)));
 
   std::vector<int64_t> outerShape;
   std::vector<int> outerDims;
@@ -278,15 +290,6 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
       dims.push_back(from == kIndexZero ? k.i64(0) : index[from]);
     return dims;
   };
-  // A hint only, so `linear` may be past the buffer's end (no inbounds).
-  auto prefetch = [&](llvm::Value *buffer, DType dtype, llvm::Value *linear) {
-    llvm::Type *element = k.memoryType(dtype);
-    llvm::Value *at =
-        b.CreateGEP(element, b.CreateBitCast(buffer, element->getPointerTo()), linear);
-    callIntrinsic(
-        k, llvm::Intrinsic::prefetch,
-        {b.CreateBitCast(at, b.getInt8PtrTy()), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
-  };
 
   // The operands' tile at output rows [row0, row0 + t) and columns
   // [column0, column0 + t), transposed into their buffers at block row
@@ -308,36 +311,34 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         llvm::Value *address = b.CreateBitCast(
             k.elementAddress(k.buffer(operand.value), dtype, linear), vectorType->getPointerTo());
         lines.push_back(b.CreateAlignedLoad(vectorType, address, llvm::Align(bytes)));
-        if (prefetchTiles > 0) {
-          index[last] = b.CreateAdd(column0, k.i64(c + prefetchTiles * t));
-          prefetch(k.buffer(operand.value), dtype,
-                   k.linearIndex(operand.value->type.shape, operandIndex(operand)));
-        }
       }
       std::vector<llvm::Value *> rowsOfTile = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
         llvm::Value *at = b.CreateAdd(
             b.CreateMul(b.CreateAdd(bufferRow, k.i64(r)), k.i64(blockColumns)), bufferColumn);
-        llvm::Value *address = b.CreateBitCast(k.elementAddress(buffers[i], dtype, at),
-                                               vectorType->getPointerTo());
+        llvm::Value *address =
+            b.CreateBitCast(k.elementAddress(buffers[i], dtype, at), vectorType->getPointerTo());
         b.CreateAlignedStore(rowsOfTile[r], address, llvm::Align(std::min<int64_t>(64, t * bytes)));
       }
     }
   };
 
-  // One block: `height` rows from row0 and `width` columns from
-  // column0, both multiples of t. First every tile of the operands is
-  // transposed into the buffers: loads, shuffles and stores only, so many
-  // of the strided lines are in flight at once. Then the block's rows are
-  // computed along the row, reading the buffers as contiguously as the
-  // output and the straight operands.
+  // One block: `height` rows from row0 and `width` columns from column0,
+  // both multiples of t. First every tile of the operands is transposed into
+  // the buffers, a column of tiles at a time, so the t operand rows of a tile
+  // column are read line after line (the hardware prefetchers follow that;
+  // row by row, reading one line of each row, they did not: 10-20% slower),
+  // in a loop of loads, shuffles and stores only, which keeps many of the
+  // strided lines in flight. Then the block's rows are computed along the
+  // row, reading the buffers as contiguously as the output and the straight
+  // operands.
   auto emitBlock = [&](llvm::Value *row0, int64_t height, llvm::Value *column0, int64_t width) {
-    emitRolledLoop(k, k.i64(height / t), [&](llvm::Value *tileRow) {
-      llvm::Value *bufferRow = b.CreateMul(tileRow, k.i64(t));
-      llvm::Value *tileRow0 = b.CreateAdd(row0, bufferRow);
-      emitRolledLoop(k, k.i64(width / t), [&](llvm::Value *tileColumn) {
-        llvm::Value *bufferColumn = b.CreateMul(tileColumn, k.i64(t));
-        transposeTile(tileRow0, b.CreateAdd(column0, bufferColumn), bufferRow, bufferColumn);
+    emitRolledLoop(k, k.i64(width / t), [&](llvm::Value *tileColumn) {
+      llvm::Value *bufferColumn = b.CreateMul(tileColumn, k.i64(t));
+      llvm::Value *tileColumn0 = b.CreateAdd(column0, bufferColumn);
+      emitRolledLoop(k, k.i64(height / t), [&](llvm::Value *tileRow) {
+        llvm::Value *bufferRow = b.CreateMul(tileRow, k.i64(t));
+        transposeTile(b.CreateAdd(row0, bufferRow), tileColumn0, bufferRow, bufferColumn);
       });
     });
     TileState state;
@@ -407,6 +408,8 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         k.emitLoop(k.i64(columns), [&](llvm::Value *c) { emitElementAt(row, c); });
       });
   });
+  for (auto [slot, bytes] : lifetimes)
+    b.CreateLifetimeEnd(slot, b.getInt64(static_cast<uint64_t>(bytes)));
   return true;
 }
 
