@@ -37,11 +37,12 @@ constexpr int kIndexZero = -1;
 constexpr int kUnknown = -2;
 
 /// Bytes of each operand row a block reads (the block's rows: 128 f32, 64
-/// f64), and of all operands' block buffers together (its columns). 256 or
-/// 1024 and 64 or 256 KiB measured the same; 64 or 128 bytes a row were
-/// 1.3-2x slower.
+/// f64), and of all operands' block buffers together (its columns: 512 f32
+/// for one operand). On the bench 256 or 1024 bytes a row measured about the
+/// same, 64 or 128 bytes 1.1-2x slower; 128 KiB of buffers (half rows
+/// there) 10% slower.
 constexpr int64_t kSegmentBytes = 512;
-constexpr int64_t kBufferBytes = 128 * 1024;
+constexpr int64_t kBufferBytes = 256 * 1024;
 
 /// A materialized operand read transposed: `from` per dim of `value`.
 struct TiledOperand {
@@ -237,8 +238,11 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
 
   // Blocks of blockRows x blockColumns output elements, whole tiles only.
   // blockRows makes each operand row a block reads kSegmentBytes long (a
-  // single line per row leaves the hardware prefetchers nothing to follow);
-  // blockColumns fills kBufferBytes with the operands' transposed blocks.
+  // line or two per row leave the hardware prefetchers little to follow);
+  // blockColumns fills kBufferBytes with the operands' transposed blocks,
+  // whole rows up to 512 f32 columns: the block's part of the output and of
+  // the straight operands is then one contiguous run (runs of half a row,
+  // 1 KiB, were 10% slower on the bench).
   const int64_t rows = shape[rowDim], columns = shape[last];
   const int64_t fullRows = rows / t * t, fullColumns = columns / t * t;
   int64_t tiledBytes = 0;
