@@ -13,8 +13,9 @@
 // strided loads waiting behind the tile's arithmetic (the exp calls), and one
 // line per operand row and tile gave the hardware prefetchers nothing to
 // follow. A block reads kSegmentBytes of each operand row, line after line,
-// in a loop of loads, shuffles and stores only; 1.4-1.5 ms became 1.2-1.4 ms
-// per rank there, and larger or f64 shapes gained 2-3x.
+// in a loop of loads, shuffles and stores only; 1.55-1.61 ms became
+// 1.22-1.25 ms per rank there, and an f64 or a 4096-column shape 3-5x faster
+// (docs/backend-and-runtime.md).
 //
 // Which reads use the buffer is decided where they happen: a read of a
 // tiled operand whose index is exactly the one the tile was filled for (the
