@@ -13,9 +13,9 @@
 // strided loads waiting behind the tile's arithmetic (the exp calls), and one
 // line per operand row and tile gave the hardware prefetchers nothing to
 // follow. A block reads kSegmentBytes of each operand row, line after line,
-// in a loop of loads, shuffles and stores only; 1.51-1.61 ms became
-// 1.15-1.25 ms per rank there, and an f64 or a 4096-column shape 3-5x faster
-// (docs/backend-and-runtime.md).
+// in a loop of loads, shuffles and stores only; 1.51-1.59 ms became
+// 1.09-1.17 ms per rank there (0.77-0.80x the STREAM triad), and an f64 or a
+// 4096-column shape 4-5x faster (docs/backend-and-runtime.md).
 //
 // Which reads use the buffer is decided where they happen: a read of a
 // tiled operand whose index is exactly the one the tile was filled for (the
