@@ -2,10 +2,20 @@
 // transpose on its own): the plain loop nest runs along the output's last
 // dim, which is a strided dim of such an operand, so every element is a load
 // from a different cache line (a gather once vectorized). Instead the loop
-// walks the output in square tiles of one cache line a side: per tile, the
-// operand's part is read a contiguous line at a time, transposed in
-// registers (shufflevector) into a stack buffer, and the tile's elements
-// then read that buffer along its rows, as contiguous as the output.
+// walks the output in blocks of square tiles of one cache line a side, in
+// two passes per block: first each tile of the operand is read a contiguous
+// line at a time and transposed in registers (shufflevector) into a stack
+// buffer holding the block; then the block's rows are computed reading that
+// buffer along the row, as contiguous as the output.
+//
+// Why blocks and two passes (bench `broadcast`, 16x512x512 f32 on 2 ranks):
+// computing each 16 x 16 tile right after loading it left the operand's
+// strided loads waiting behind the tile's arithmetic (the exp calls), and one
+// line per operand row and tile gave the hardware prefetchers nothing to
+// follow. A block reads kSegmentBytes of each operand row, line after line,
+// in a loop of loads, shuffles and stores only; 1.51-1.59 ms became
+// 1.09-1.17 ms per rank there (0.77-0.80x the STREAM triad), and an f64 or a
+// 4096-column shape 4-5x faster (docs/backend-and-runtime.md).
 //
 // Which reads use the buffer is decided where they happen: a read of a
 // tiled operand whose index is exactly the one the tile was filled for (the
@@ -15,8 +25,6 @@
 // still correct. Tiles that do not fit at the end of either tiled dim are
 // left to the plain loops.
 #include "backend/llvm/ElementalInternal.h"
-
-#include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
 #include <map>
@@ -28,6 +36,14 @@ namespace {
 /// read at, kIndexZero (a size-1 dim read at 0) or kUnknown.
 constexpr int kIndexZero = -1;
 constexpr int kUnknown = -2;
+
+/// Bytes of each operand row a block reads (the block's rows: 128 f32, 64
+/// f64), and of all operands' block buffers together (its columns: 512 f32
+/// for one operand). On the bench 256 or 1024 bytes a row measured about the
+/// same, 64 or 128 bytes 1.1-2x slower; 128 KiB of buffers (half rows
+/// there) 10% slower.
+constexpr int64_t kSegmentBytes = 512;
+constexpr int64_t kBufferBytes = 256 * 1024;
 
 /// A materialized operand read transposed: `from` per dim of `value`.
 struct TiledOperand {
@@ -105,12 +121,12 @@ private:
 /// The tiles being filled and read by this thread's loop (code generation of
 /// one function is single-threaded; functions may be emitted in parallel).
 struct Tile {
-  llvm::Value *buffer;                 // T x T elements, i8*
+  llvm::Value *buffer;                 // the block's elements, i8*
   std::vector<llvm::Value *> expected; // the operand index the tile holds
 };
 struct TileState {
   std::map<const Value *, Tile> tiles;
-  llvm::Value *at = nullptr; // the element's offset in every tile
+  llvm::Value *at = nullptr; // the element's offset in every buffer
 };
 thread_local TileState *activeTiles = nullptr;
 
@@ -137,10 +153,11 @@ std::vector<llvm::Value *> transposeInRegisters(llvm::IRBuilder<> &b,
   return vectors;
 }
 
-/// for i in [0, count) (count > 0): body(i), a loop LLVM must not unroll:
-/// unrolled whole before the vectorizer sees it, a tile's row loop leaves
-/// the loop around it innermost, and that one reads the tile with a stride.
-void emitRolledLoop(KernelLowering &k, int64_t count,
+/// for i in [0, count) (count > 0 at run time): body(i), a loop LLVM must
+/// not unroll: unrolled whole before the vectorizer sees it, a tile loop
+/// leaves the loop around it innermost, and that one reads the operand with
+/// a stride again.
+void emitRolledLoop(KernelLowering &k, llvm::Value *count,
                     const std::function<void(llvm::Value *)> &body) {
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
@@ -154,7 +171,7 @@ void emitRolledLoop(KernelLowering &k, int64_t count,
   body(i);
   llvm::Value *next = b.CreateAdd(i, k.i64(1), "", true, true);
   i->addIncoming(next, b.GetInsertBlock());
-  llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, k.i64(count)), header, exit);
+  llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, count), header, exit);
   llvm::MDNode *noUnroll =
       llvm::MDNode::get(k.context, llvm::MDString::get(k.context, "llvm.loop.unroll.disable"));
   llvm::MDNode *loopId = llvm::MDNode::getDistinct(k.context, {nullptr, noUnroll});
@@ -220,26 +237,44 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
   if (tiled.empty() || shape[rowDim] < t || shape[last] < t)
     return false;
 
-  // The operands read at the output's own index: a tile reads t lines of
-  // each, a row apart, and with the tiled operand's and the output's lines
-  // that is more streams than the hardware prefetchers follow.
-  std::vector<const Value *> straight;
-  for (const TiledOperand &leaf : finder.leaves)
-    if (leaf.from == identity &&
-        std::find(straight.begin(), straight.end(), leaf.value) == straight.end())
-      straight.push_back(leaf.value);
+  // Blocks of blockRows x blockColumns output elements, whole tiles only.
+  // blockRows makes each operand row a block reads kSegmentBytes long (a
+  // line or two per row leave the hardware prefetchers little to follow);
+  // blockColumns fills kBufferBytes with the operands' transposed blocks,
+  // whole rows up to 512 f32 columns: the block's part of the output and of
+  // the straight operands is then one contiguous run (runs of half a row,
+  // 1 KiB, were 10% slower on the bench).
+  const int64_t rows = shape[rowDim], columns = shape[last];
+  const int64_t fullRows = rows / t * t, fullColumns = columns / t * t;
+  int64_t tiledBytes = 0;
+  for (const TiledOperand &operand : tiled)
+    tiledBytes += dtypeBytes(operand.value->type.dtype);
+  const int64_t blockRows = std::min(fullRows, std::max(t, kSegmentBytes / widest / t * t));
+  const int64_t blockColumns =
+      std::min(fullColumns, std::max(t, kBufferBytes / (blockRows * tiledBytes) / t * t));
+  // A buffer row is a tile wider than the block: a tile's t stores then land
+  // in t cache sets, not in one or two (rows of 2 KiB or 4 KiB apart share a
+  // set); 10% faster on the bench.
+  const int64_t bufferStride = blockColumns + t;
 
   llvm::IRBuilder<> &b = k.builder;
   llvm::Function *fn = b.GetInsertBlock()->getParent();
   llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+  // The buffers live only during this loop nest (lifetime markers), so the
+  // tiled loops of one function can share their stack.
   std::vector<llvm::Value *> buffers;
+  std::vector<std::pair<llvm::Value *, int64_t>> lifetimes;
   for (const TiledOperand &operand : tiled) {
+    DType dtype = operand.value->type.dtype;
     auto *array =
-        llvm::ArrayType::get(k.memoryType(operand.value->type.dtype), static_cast<uint64_t>(t * t));
+        llvm::ArrayType::get(k.memoryType(dtype), static_cast<uint64_t>(blockRows * bufferStride));
     llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, operand.value->name + ".tile");
     slot->setAlignment(llvm::Align(64));
     buffers.push_back(b.CreateBitCast(slot, b.getInt8PtrTy()));
+    lifetimes.push_back({slot, blockRows * bufferStride * dtypeBytes(dtype)});
   }
+  for (auto [slot, bytes] : lifetimes)
+    b.CreateLifetimeStart(slot, b.getInt64(static_cast<uint64_t>(bytes)));
 
   std::vector<int64_t> outerShape;
   std::vector<int> outerDims;
@@ -265,24 +300,16 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     return dims;
   };
 
-  // A hint only, so `linear` may be past the buffer's end (no inbounds).
-  auto prefetch = [&](llvm::Value *buffer, DType dtype, llvm::Value *linear) {
-    llvm::Type *element = k.memoryType(dtype);
-    llvm::Value *at =
-        b.CreateGEP(element, b.CreateBitCast(buffer, element->getPointerTo()), linear);
-    callIntrinsic(
-        k, llvm::Intrinsic::prefetch,
-        {b.CreateBitCast(at, b.getInt8PtrTy()), b.getInt32(0), b.getInt32(3), b.getInt32(1)});
-  };
-
-  // One tile: rows [row0, row0 + t) of rowDim, columns [column0, column0 + t)
-  // of the last dim.
-  auto emitTile = [&](llvm::Value *row0, llvm::Value *column0) {
+  // The operands' tile at output rows [row0, row0 + t) and columns
+  // [column0, column0 + t), transposed into their buffers at block row
+  // `bufferRow` and block column `bufferColumn`.
+  auto transposeTile = [&](llvm::Value *row0, llvm::Value *column0, llvm::Value *bufferRow,
+                           llvm::Value *bufferColumn) {
     for (size_t i = 0; i < tiled.size(); ++i) {
       const TiledOperand &operand = tiled[i];
       DType dtype = operand.value->type.dtype;
+      const int64_t bytes = dtypeBytes(dtype);
       auto *vectorType = llvm::FixedVectorType::get(k.memoryType(dtype), static_cast<unsigned>(t));
-      llvm::Align align(static_cast<uint64_t>(dtypeBytes(dtype)));
       // Line c of the tile: the operand's t contiguous elements at output
       // rows row0.. and output column column0 + c.
       std::vector<llvm::Value *> lines;
@@ -292,41 +319,52 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
         llvm::Value *linear = k.linearIndex(operand.value->type.shape, operandIndex(operand));
         llvm::Value *address = b.CreateBitCast(
             k.elementAddress(k.buffer(operand.value), dtype, linear), vectorType->getPointerTo());
-        lines.push_back(b.CreateAlignedLoad(vectorType, address, align));
-        // The same line of the next tile along the row: the operand is read
-        // with a stride of a whole row here, which the hardware prefetchers
-        // follow late (10-15% of the loop's time).
-        index[last] = b.CreateAdd(column0, k.i64(c + t));
-        prefetch(k.buffer(operand.value), dtype,
-                 k.linearIndex(operand.value->type.shape, operandIndex(operand)));
+        lines.push_back(b.CreateAlignedLoad(vectorType, address, llvm::Align(bytes)));
       }
-      std::vector<llvm::Value *> rows = transposeInRegisters(b, std::move(lines));
+      std::vector<llvm::Value *> rowsOfTile = transposeInRegisters(b, std::move(lines));
       for (int64_t r = 0; r < t; ++r) {
-        llvm::Value *address = b.CreateBitCast(k.elementAddress(buffers[i], dtype, k.i64(r * t)),
-                                               vectorType->getPointerTo());
-        b.CreateAlignedStore(rows[r], address, align);
+        llvm::Value *at = b.CreateAdd(
+            b.CreateMul(b.CreateAdd(bufferRow, k.i64(r)), k.i64(bufferStride)), bufferColumn);
+        llvm::Value *address =
+            b.CreateBitCast(k.elementAddress(buffers[i], dtype, at), vectorType->getPointerTo());
+        b.CreateAlignedStore(rowsOfTile[r], address, llvm::Align(std::min<int64_t>(64, t * bytes)));
       }
     }
-    for (const Value *operand : straight)
-      for (int64_t r = 0; r < t; ++r) {
-        index[rowDim] = b.CreateAdd(row0, k.i64(r));
-        index[last] = b.CreateAdd(column0, k.i64(t));
-        prefetch(k.buffer(operand), operand->type.dtype, k.linearIndex(shape, index));
-      }
+  };
+
+  // One block: `height` rows from row0 and `width` columns from column0,
+  // both multiples of t. First every tile of the operands is transposed into
+  // the buffers, a column of tiles at a time, so the t operand rows of a tile
+  // column are read line after line (the hardware prefetchers follow that;
+  // row by row, reading one line of each row, they did not: 10-20% slower),
+  // in a loop of loads, shuffles and stores only, which keeps many of the
+  // strided lines in flight. Then the block's rows are computed along the
+  // row, reading the buffers as contiguously as the output and the straight
+  // operands.
+  auto emitBlock = [&](llvm::Value *row0, int64_t height, llvm::Value *column0, int64_t width) {
+    emitRolledLoop(k, k.i64(width / t), [&](llvm::Value *tileColumn) {
+      llvm::Value *bufferColumn = b.CreateMul(tileColumn, k.i64(t));
+      llvm::Value *tileColumn0 = b.CreateAdd(column0, bufferColumn);
+      emitRolledLoop(k, k.i64(height / t), [&](llvm::Value *tileRow) {
+        llvm::Value *bufferRow = b.CreateMul(tileRow, k.i64(t));
+        transposeTile(b.CreateAdd(row0, bufferRow), tileColumn0, bufferRow, bufferColumn);
+      });
+    });
     TileState state;
     TileState *outer = activeTiles;
     activeTiles = &state;
     try {
-      emitRolledLoop(k, t, [&](llvm::Value *r) {
+      k.emitLoop(k.i64(height), [&](llvm::Value *r) {
         llvm::Value *row = b.CreateAdd(row0, r);
-        emitRolledLoop(k, t, [&](llvm::Value *c) {
+        llvm::Value *bufferRow = b.CreateMul(r, k.i64(bufferStride));
+        k.emitLoop(k.i64(width), [&](llvm::Value *c) {
           llvm::Value *column = b.CreateAdd(column0, c);
           index[rowDim] = row;
           index[last] = column;
           state.tiles.clear();
           for (size_t i = 0; i < tiled.size(); ++i)
             state.tiles[tiled[i].value] = Tile{buffers[i], operandIndex(tiled[i])};
-          state.at = b.CreateAdd(b.CreateMul(r, k.i64(t)), c);
+          state.at = b.CreateAdd(bufferRow, c);
           emitElementAt(row, column);
         });
       });
@@ -337,30 +375,50 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     activeTiles = outer;
   };
 
-  const int64_t rows = shape[rowDim], columns = shape[last];
-  const int64_t fullRows = rows / t * t, fullColumns = columns / t * t;
+  // Whole blocks, then one shorter block of the whole tiles left along each
+  // dim: every block's size is a constant, so its loops have fixed trips.
+  auto blockRuns = [](int64_t full, int64_t block) {
+    std::vector<std::pair<int64_t, int64_t>> runs; // {count, size}
+    if (full / block > 0)
+      runs.push_back({full / block, block});
+    if (full % block > 0)
+      runs.push_back({1, full % block});
+    return runs;
+  };
   k.emitLoopNest(outerShape, [&](const std::vector<llvm::Value *> &outerIndex) {
     for (size_t j = 0; j < outerDims.size(); ++j)
       index[outerDims[j]] = outerIndex[j];
-    k.emitLoop(k.i64(rows / t), [&](llvm::Value *rowTile) {
-      llvm::Value *row0 = b.CreateMul(rowTile, k.i64(t));
-      k.emitLoop(k.i64(columns / t), [&](llvm::Value *columnTile) {
-        emitTile(row0, b.CreateMul(columnTile, k.i64(t)));
-      });
-      if (fullColumns < columns) // the columns past the last whole tile
-        k.emitLoop(k.i64(t), [&](llvm::Value *r) {
-          llvm::Value *row = b.CreateAdd(row0, r);
-          k.emitLoop(k.i64(columns - fullColumns), [&](llvm::Value *c) {
-            emitElementAt(row, b.CreateAdd(k.i64(fullColumns), c));
+    int64_t rowStart = 0;
+    for (auto [rowCount, height] : blockRuns(fullRows, blockRows)) {
+      k.emitLoop(k.i64(rowCount), [&](llvm::Value *rowBlock) {
+        llvm::Value *row0 = b.CreateAdd(k.i64(rowStart), b.CreateMul(rowBlock, k.i64(height)));
+        int64_t columnStart = 0;
+        for (auto [columnCount, width] : blockRuns(fullColumns, blockColumns)) {
+          k.emitLoop(k.i64(columnCount), [&](llvm::Value *columnBlock) {
+            llvm::Value *column0 =
+                b.CreateAdd(k.i64(columnStart), b.CreateMul(columnBlock, k.i64(width)));
+            emitBlock(row0, height, column0, width);
           });
-        });
-    });
+          columnStart += columnCount * width;
+        }
+        if (fullColumns < columns) // the columns past the last whole tile
+          k.emitLoop(k.i64(height), [&](llvm::Value *r) {
+            llvm::Value *row = b.CreateAdd(row0, r);
+            k.emitLoop(k.i64(columns - fullColumns), [&](llvm::Value *c) {
+              emitElementAt(row, b.CreateAdd(k.i64(fullColumns), c));
+            });
+          });
+      });
+      rowStart += rowCount * height;
+    }
     if (fullRows < rows) // the rows past the last whole tile
       k.emitLoop(k.i64(rows - fullRows), [&](llvm::Value *r) {
         llvm::Value *row = b.CreateAdd(k.i64(fullRows), r);
         k.emitLoop(k.i64(columns), [&](llvm::Value *c) { emitElementAt(row, c); });
       });
   });
+  for (auto [slot, bytes] : lifetimes)
+    b.CreateLifetimeEnd(slot, b.getInt64(static_cast<uint64_t>(bytes)));
   return true;
 }
 

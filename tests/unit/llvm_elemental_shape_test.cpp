@@ -231,6 +231,30 @@ TEST_CASE("llvm elemental: loops reading transposed operands in tiles", "[llvm]"
                               " %b, %t\nreturn %r",
                           r));
     }
+  // Shapes spanning several blocks (128 rows of 4-byte, 64 of 8-byte
+  // elements, columns filling 256 KiB of buffers: 512 here): whole blocks, a
+  // shorter last block of whole tiles along each tiled dim, and the rows and
+  // columns past the last whole tile; two tiled operands of different widths
+  // share the blocks (8 x 8 tiles, 336 columns for both).
+  for (const char *dtype : {"f32", "f64", "i32", "i64"}) {
+    std::string m = std::string("tensor<2x600x300x") + dtype + ">";
+    std::string r = std::string("tensor<2x300x600x") + dtype + ">";
+    checkRandom(program("%a: " + m + ", %b: " + r,
+                        "%t = transpose %a {perm = [0, 2, 1]}\n%r = add %b, %t\nreturn %r", r));
+  }
+  checkRandom(program("%a: tensor<600x300xf32>, %b: tensor<600x300xf64>",
+                      "%t = transpose %a {perm = [1, 0]}\n%c = convert %t : tensor<300x600xf64>\n"
+                      "%u = transpose %b {perm = [1, 0]}\n%r = add %c, %u\nreturn %r",
+                      "tensor<300x600xf64>"));
+  checkRandom(program("%a: tensor<600x3x140xf32>",
+                      "%r = transpose %a {perm = [2, 1, 0]}\nreturn %r", "tensor<140x3x600xf32>"));
+  ElementalKernel blocks(program("%a: tensor<512x512xf32>",
+                                 "%r = transpose %a {perm = [1, 0]}\nreturn %r",
+                                 "tensor<512x512xf32>"));
+  checkAgainstInterpreter(blocks, blocks.randomArgs(4));
+  // One buffer of 128 rows of 512 floats and a tile's 16 of padding.
+  CHECK(blocks.ir().find("alloca [67584 x float]") != std::string::npos);
+
   // NaN, infinities and -0 go through the tiles unchanged.
   ElementalKernel copy(program("%a: tensor<16x16xf32>",
                                "%r = transpose %a {perm = [1, 0]}\nreturn %r",
