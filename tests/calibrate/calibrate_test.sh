@@ -14,15 +14,17 @@ grep -q '"gemm_bandwidth"' "$work/model.json"
 grep -q '"all_reduce"' "$work/model.json"
 # Four ranks on one core: the axes are timed on the runtime's collectives,
 # which give the core up while they wait; blocking MPI calls spin away a time
-# slice per message there (16 ms each on this machine), which a program
-# never sees. Most (axis, kind) latencies must be far below a time slice.
+# slice per message there (16 ms each on this machine, every one of the 8),
+# which a program never sees. The second smallest (axis, kind) latency must
+# be far below a time slice (on a loaded machine other processes' slices
+# land in some of them).
 taskset -c 0 mpiexec.mpich -n 4 "$calibrate" --mesh '<["x"=2, "y"=2]>' --quick \
   -o "$work/model4.json" > "$work/out4.txt"
 latencies=$(sed -n 's/.* latency \([0-9.]*\) us.*/\1/p' "$work/out4.txt" | sort -n)
 [ "$(echo "$latencies" | wc -l)" -eq 8 ] || { echo "not 8 latencies:"; cat "$work/out4.txt"; exit 1; }
-median=$(echo "$latencies" | sed -n 4p)
-awk -v m="$median" 'BEGIN { exit !(m < 1000) }' || {
-  echo "median latency $median us on one core: a blocking wait spun a time slice"
+second=$(echo "$latencies" | sed -n 2p)
+awk -v m="$second" 'BEGIN { exit !(m < 1000) }' || {
+  echo "second smallest latency $second us on one core: a blocking wait spun a time slice"
   cat "$work/out4.txt"
   exit 1
 }
