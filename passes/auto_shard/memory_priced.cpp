@@ -175,7 +175,7 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
       break;
     std::vector<int> relinked = relinkPlans(problem, cheap, out.plan, budget, left());
     double objective = objectiveOf(problem, relinked);
-    if (objective < out.objective) {
+    if (objective < out.objective && peakMemoryOf(problem, relinked) <= budget) {
       out.objective = objective;
       out.plan = std::move(relinked);
       ++out.relinked;
