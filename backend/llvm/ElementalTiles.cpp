@@ -389,11 +389,14 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     for (size_t j = 0; j < outerDims.size(); ++j)
       index[outerDims[j]] = outerIndex[j];
     int64_t rowStart = 0;
-    for (auto [rowCount, height] : blockRuns(fullRows, blockRows)) {
+    for (const auto &rowRun : blockRuns(fullRows, blockRows)) {
+      // Plain variables: lambdas may not capture structured bindings (C++17).
+      const int64_t rowCount = rowRun.first, height = rowRun.second;
       k.emitLoop(k.i64(rowCount), [&](llvm::Value *rowBlock) {
         llvm::Value *row0 = b.CreateAdd(k.i64(rowStart), b.CreateMul(rowBlock, k.i64(height)));
         int64_t columnStart = 0;
-        for (auto [columnCount, width] : blockRuns(fullColumns, blockColumns)) {
+        for (const auto &columnRun : blockRuns(fullColumns, blockColumns)) {
+          const int64_t columnCount = columnRun.first, width = columnRun.second;
           k.emitLoop(k.i64(columnCount), [&](llvm::Value *columnBlock) {
             llvm::Value *column0 =
                 b.CreateAdd(k.i64(columnStart), b.CreateMul(columnBlock, k.i64(width)));
