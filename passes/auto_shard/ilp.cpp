@@ -279,17 +279,23 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
       out.objective = priced.objective;
       out.how = search + (finished ? ", proven optimal by CBC" : "; CBC found no better plan");
     }
+    const bool keptPriced = !out.how.empty(); // the search's plan, not CBC's
     // CBC's bound, where it has one (before its first LP ends it has none).
     const double cbcBound = Cbc_getBestPossibleObjValue(model.cbc);
     const bool cbcBoundKnown = std::isfinite(cbcBound) && std::abs(cbcBound) < 1e30;
     const double bound = cbcBoundKnown ? cbcBound / kTimeScale + model.reduced.constant
                                        : -std::numeric_limits<double>::infinity();
-    if (finished && problem.relativeGap > 0 && cbcBoundKnown &&
+    // Without a plan of its own CBC searched to the end under the cutoff:
+    // that proves the search's plan. With one, a finished search may have
+    // stopped at the gap tolerance.
+    if (finished && x && problem.relativeGap > 0 && cbcBoundKnown &&
         out.objective - bound > tolerance(out.objective)) {
       // Stopped by the gap tolerance: nothing beats the plan by more.
       out.status = SolveStatus::WithinGap;
       out.bound = std::max(bound, priced.bound);
       setGap(out);
+      if (keptPriced)
+        out.how = search + ", within the gap tolerance by CBC";
     } else if (finished) { // searched to the end: nothing beats the plan kept
       out.status = SolveStatus::Optimal;
       out.bound = out.objective;
