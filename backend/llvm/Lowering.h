@@ -32,6 +32,7 @@
 //   - Index values (loop variables, linear indices) are i64.
 #pragma once
 
+#include "ir/ElementalOps.h"
 #include "ir/IR.h"
 
 #include <llvm/IR/IRBuilder.h>
@@ -84,14 +85,6 @@ FusionPlan planFusion(const Block &block);
 /// their use (block arguments, returned values, operands and results of
 /// non-elemental ops, values read inside regions).
 void planRowGroups(const Block &block, const std::set<const Value *> &pinned, FusionPlan &plan);
-
-/// True for ops lowered element by element (Elemental*.cpp can compute any
-/// element of their result from its index): unary, binary, convert, select,
-/// broadcast, reshape, transpose, concat, slice, pad, constant, iota,
-/// random_*, reduce_* (a reduction's element loops over the reduced dims),
-/// and all_slice, which needs no communication: a device's block of a value
-/// built whole (iota, random values) computes only that block.
-bool isElementalOp(OpKind kind);
 
 class KernelLowering;
 

@@ -9,6 +9,7 @@
 
 #include "ir/AxisAlgebra.h"
 #include "ir/ContractionPlan.h"
+#include "ir/ElementalOps.h"
 
 #include <algorithm>
 #include <functional>
@@ -187,22 +188,9 @@ double Pricer::workingBytes(const ReshardPlan &plan, const TensorType &type, con
 namespace {
 
 /// Ops whose result can be computed inside the loop of the op reading it.
+/// (A reduction's result is stored: each of its elements is a loop.)
 bool computedInPlace(OpKind kind) {
-  switch (opInfo(kind).group) {
-  case OpGroup::Unary:
-  case OpGroup::Convert:
-  case OpGroup::Binary:
-  case OpGroup::Shape:
-  case OpGroup::Creation:
-    return true;
-  default:
-    return false;
-  }
-}
-
-/// Ops that compute their operands' elements inside their own loops.
-bool readsInPlace(OpKind kind) {
-  return computedInPlace(kind) || opInfo(kind).group == OpGroup::Reduction;
+  return isElementalOp(kind) && opInfo(kind).group != OpGroup::Reduction;
 }
 
 } // namespace
@@ -230,7 +218,7 @@ void Pricer::noteFusion(const Block &body) {
     if (computedInPlace(op->kind) && op->results.size() == 1) {
       const Value *v = op->result();
       auto it = uses.find(v);
-      if (it != uses.end() && it->second == 1 && readsInPlace(reader[v]->kind))
+      if (it != uses.end() && it->second == 1 && isElementalOp(reader[v]->kind))
         fused_.insert(v);
     }
 }

@@ -124,7 +124,7 @@ private:
     for (const auto &op : main_->body.ops)
       for (const auto &result : op->results)
         if (plan_.isMaterialized(result.get())) {
-          REQUIRE(llvmgen::isElementalOp(op->kind));
+          REQUIRE(shardc::isElementalOp(op->kind));
           bind(result.get());
           llvmgen::emitElementalOp(k, result.get());
         }

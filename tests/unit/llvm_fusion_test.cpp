@@ -144,12 +144,12 @@ TEST_CASE("fusion: operands and results of non-elemental ops are in memory", "[l
     names.push_back(v->name);
   std::sort(names.begin(), names.end());
   CHECK(names == Names{"a", "b", "e", "m", "r"});
-  CHECK(llvmgen::isElementalOp(OpKind::Tanh));
-  CHECK(llvmgen::isElementalOp(OpKind::ReduceMean));
-  CHECK(llvmgen::isElementalOp(OpKind::RandomNormal));
-  CHECK_FALSE(llvmgen::isElementalOp(OpKind::Matmul));
-  CHECK_FALSE(llvmgen::isElementalOp(OpKind::AllGather));
-  CHECK_FALSE(llvmgen::isElementalOp(OpKind::ManualComputation));
+  CHECK(shardc::isElementalOp(OpKind::Tanh));
+  CHECK(shardc::isElementalOp(OpKind::ReduceMean));
+  CHECK(shardc::isElementalOp(OpKind::RandomNormal));
+  CHECK_FALSE(shardc::isElementalOp(OpKind::Matmul));
+  CHECK_FALSE(shardc::isElementalOp(OpKind::AllGather));
+  CHECK_FALSE(shardc::isElementalOp(OpKind::ManualComputation));
 }
 TEST_CASE("fusion: max and min over rows vectorize and still propagate NaN", "[llvm]") {
   for (const char *op : {"reduce_max", "reduce_min"}) {
