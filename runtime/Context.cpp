@@ -6,7 +6,6 @@
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,8 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
 namespace shardrt {
 
@@ -180,54 +177,7 @@ void exitAll(shardrt_context *ctx, int status) {
 
 using namespace shardrt;
 
-namespace {
-/// Every live shardrt_alloc buffer's size, for the peak --profile prints.
-std::mutex allocationsMutex;
-std::unordered_map<void *, int64_t> allocations;
-int64_t liveBytes = 0, peakBytes = 0;
-} // namespace
-
-namespace shardrt {
-int64_t peakAllocatedBytes() {
-  std::lock_guard<std::mutex> lock(allocationsMutex);
-  return peakBytes;
-}
-} // namespace shardrt
-
 extern "C" {
-
-void *shardrt_alloc(shardrt_context *ctx, int64_t bytes) {
-  if (bytes < 0)
-    internalError(ctx, format("shardrt_alloc of %lld bytes", static_cast<long long>(bytes)));
-  // Buffers of 2 MiB or more are aligned to 2 MiB and asked to be backed by
-  // huge pages (Debian's default leaves transparent huge pages to madvise):
-  // one TLB entry and one page fault per 2 MiB instead of 512.
-  constexpr size_t kHugePage = size_t(2) << 20;
-  size_t alignment = static_cast<size_t>(bytes) >= kHugePage ? kHugePage : 64;
-  // aligned_alloc wants a multiple of the alignment; never ask for 0.
-  size_t rounded = (static_cast<size_t>(bytes) + alignment - 1) / alignment * alignment;
-  void *buffer = std::aligned_alloc(alignment, rounded ? rounded : alignment);
-  if (!buffer)
-    fail(ctx, format("out of memory: allocating %lld bytes", static_cast<long long>(bytes)));
-  if (alignment == kHugePage)
-    madvise(buffer, rounded, MADV_HUGEPAGE); // advice only: failure changes nothing
-  std::lock_guard<std::mutex> lock(allocationsMutex);
-  allocations[buffer] = bytes;
-  liveBytes += bytes;
-  peakBytes = std::max(peakBytes, liveBytes);
-  return buffer;
-}
-
-void shardrt_free(void *buffer) {
-  if (buffer) {
-    std::lock_guard<std::mutex> lock(allocationsMutex);
-    if (auto it = allocations.find(buffer); it != allocations.end()) {
-      liveBytes -= it->second;
-      allocations.erase(it);
-    }
-  }
-  std::free(buffer);
-}
 
 void shardrt_fail(shardrt_context *ctx, const char *message) { fail(ctx, message); }
 

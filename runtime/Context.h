@@ -212,4 +212,7 @@ inline double now() { return MPI_Wtime(); }
 /// kernels' arena, inputs, outputs, collective scratch), for --profile.
 int64_t peakAllocatedBytes();
 
+/// The bytes of freed buffers kept for reuse by shardrt_alloc (Memory.cpp).
+size_t cachedBufferBytes();
+
 } // namespace shardrt
