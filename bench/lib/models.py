@@ -71,6 +71,24 @@ def _model_source(kind, c):
             flops + 4.0 * b * s * m * c["hidden"])
 
 
+def _gemm_shapes(kind, c):
+    """The GEMMs one rank of the Megatron `kind` calls, as (count, SHAPE) for
+    bench-blas-shapes (BATCHxMxNxK, "t": B read transposed): the projections,
+    attention's scores and weighted values, the output projection, and the
+    transformer's two MLP matmuls. Their FLOPs are _model_source's, per rank."""
+    ranks, b, s, d = c["ranks"], c["batch"], c["seq"], c["head_dim"]
+    m, local_heads = c["heads"] * d, c["heads"] // ranks
+    rows, local = b * s, local_heads * d
+    shapes = [(3, f"1x{rows}x{local}x{m}"),
+              (1, f"{b * local_heads}x{s}x{s}x{d}t"),
+              (1, f"{b * local_heads}x{s}x{d}x{s}"),
+              (1, f"1x{rows}x{m}x{local}")]
+    if kind == "transformer":
+        hidden = c["hidden"] // ranks
+        shapes += [(1, f"1x{rows}x{hidden}x{m}"), (1, f"1x{rows}x{m}x{hidden}")]
+    return shapes
+
+
 def _param_names(source):
     """The names of @main's parameters in `source`, in order."""
     head = source[source.index("func @main("):source.index("->")]
@@ -145,6 +163,10 @@ def model_workload(b, kind, label):
             measures[style] = (lambda style=style: b.peer_sample(
                 [python, PEER, kind, str(ranks), str(repeats), "--style", style, "--inputs", d]
                 + _sizes(c)).times)
+    shapes = _gemm_shapes(kind, c) if kind != "mlp" else []
+    for _, shape in shapes:
+        measures["gemm " + shape] = (lambda shape=shape: b.peer_sample(
+            [b.peer("bench-blas-shapes"), str(ranks), str(repeats), shape]).times)
     if kind == "mlp":
         measures["blas"] = lambda: b.peer_sample(
             [b.peer("bench-mlp-blas"), str(c["batch"]), str(c["model"]), str(c["hidden"]),
@@ -176,6 +198,20 @@ def model_workload(b, kind, label):
                           f"OpenBLAS sgemm N={c['gemm_n']}, {ranks} threads: {peak:.1f} GFLOP/s "
                           f"per thread ({gemm.spread()})", per_core / peak, 0.9, profile=prof,
                           note=f"{flops / 1e9:.2f} GFLOP of matmuls and einsums per run"))
+    if shapes:
+        # Each shape timed alone and repeated, its operands warm: the least
+        # time any program calling OpenBLAS for the layer's GEMMs can take.
+        alone = sum(count * Sample(sum(got["gemm " + shape], [])).median
+                    for count, shape in shapes)
+        ceiling = flops / alone / 1e9 / ranks
+        results.append(Result(label, case + ", matmul FLOPs per core of the same GEMMs alone "
+                              "in OpenBLAS (the ceiling)", f"{ceiling:.1f} GFLOP/s per rank",
+                              f"OpenBLAS sgemm N={c['gemm_n']}, {ranks} threads: {peak:.1f} "
+                              "GFLOP/s per thread", ceiling / peak, None,
+                              note=f"the layer's GEMMs, each shape alone on one core per rank "
+                              f"(bench-blas-shapes {' '.join(sh for _, sh in shapes)}): "
+                              f"{alone * 1e3:.1f} ms of the {prof.run_median * 1e3:.1f} ms "
+                              "shardc takes for the whole layer"))
     b.log(f"{kind}: " + ", ".join(f"{r.ratio:.2f}x {r.peer.split(':')[0]}" for r in results))
     return results
 

@@ -11,7 +11,8 @@ from .measure import (BenchError, Profile, Sample, peer_times, phase_times, run,
 
 class Result:
     """One line of RESULTS.md: shardc's figure, the peer's, their ratio
-    (larger is better for ">=" targets, smaller for "<=") and the target."""
+    (larger is better for ">=" targets, smaller for "<="; None: no ratio) and
+    the target (None: a figure reported without one)."""
 
     def __init__(self, workload, case, shardc, peer, ratio, target, at_least=True, note="",
                  profile=None):
@@ -352,7 +353,7 @@ def compile_time(b):
     for ops, build in builds.items():
         results.append(Result("compile time", f"{ops} ops: full build to an executable",
                               f"{build.median:.2f} s", "(LLVM O3, code generation, link)",
-                              build.median, None))
+                              None, None))
     return results
 
 
