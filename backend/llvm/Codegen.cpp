@@ -18,6 +18,11 @@
 
 #include "backend/llvm/KernelEmitter.h"
 
+#include <llvm/ADT/Triple.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/Support/Host.h>
+
 namespace shardc::llvmgen {
 namespace {
 
@@ -48,6 +53,37 @@ void checkHeldByARank(const shardc::Module &spmd, const Sharding *sharding) {
                          std::to_string(devices) + "-device program");
 }
 
+/// Makes `kernel` run with denormal floats flushed to zero: MXCSR's FTZ
+/// (results) and DAZ (operands) bits set on entry, the caller's MXCSR back
+/// before every return. The kernel units it calls, OpenBLAS and the
+/// runtime's collectives run in that mode too; the runtime's reading and
+/// writing of inputs and outputs do not.
+void flushDenormalsIn(llvm::Function &kernel) {
+  if (!canFlushDenormals()) // the driver checks --flush-denormals first
+    throw std::logic_error("flushing denormals needs an x86 CPU");
+  llvm::Module &module = *kernel.getParent();
+  llvm::Function *save = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::x86_sse_stmxcsr);
+  llvm::Function *load = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::x86_sse_ldmxcsr);
+  llvm::BasicBlock &entry = kernel.getEntryBlock();
+  llvm::IRBuilder<> b(&entry, entry.getFirstInsertionPt());
+  llvm::AllocaInst *saved = b.CreateAlloca(b.getInt32Ty(), nullptr, "mxcsr.saved");
+  llvm::AllocaInst *flushed = b.CreateAlloca(b.getInt32Ty(), nullptr, "mxcsr.flushed");
+  b.CreateCall(save, {b.CreateBitCast(saved, b.getInt8PtrTy())});
+  constexpr uint32_t kFlushToZero = 1u << 15, kDenormalsAreZero = 1u << 6;
+  b.CreateStore(
+      b.CreateOr(b.CreateLoad(b.getInt32Ty(), saved), b.getInt32(kFlushToZero | kDenormalsAreZero)),
+      flushed);
+  b.CreateCall(load, {b.CreateBitCast(flushed, b.getInt8PtrTy())});
+  std::vector<llvm::ReturnInst *> returns;
+  for (llvm::BasicBlock &block : kernel)
+    if (auto *ret = llvm::dyn_cast<llvm::ReturnInst>(block.getTerminator()))
+      returns.push_back(ret);
+  for (llvm::ReturnInst *ret : returns) {
+    b.SetInsertPoint(ret);
+    b.CreateCall(load, {b.CreateBitCast(saved, b.getInt8PtrTy())});
+  }
+}
+
 /// `int main(int argc, char **argv) { return shardrt_main(&program, kernel, argc, argv); }`
 void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Function *kernel) {
   llvm::LLVMContext &context = module.getContext();
@@ -66,13 +102,17 @@ void emitMain(llvm::Module &module, llvm::GlobalVariable *program, llvm::Functio
 
 } // namespace
 
+bool canFlushDenormals() { return llvm::Triple(llvm::sys::getProcessTriple()).isX86(); }
+
 LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                            const std::string &programName, bool releaseScratch) {
+                            const std::string &programName, ProgramFlags flags) {
   const Function &main = mainFunction(spmd);
   auto module = std::make_unique<llvm::Module>(programName, context);
   ProgramDescription description(*module, spmd);
   KernelEmitter kernel(*module, spmd, main, description);
   llvm::Function *kernelFunction = kernel.emit();
+  if (flags.flushDenormals)
+    flushDenormalsIn(*kernelFunction);
 
   std::vector<llvm::Constant *> inputs, outputs;
   for (const auto &param : main.body.args)
@@ -86,7 +126,7 @@ LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &conte
     outputs.push_back(description.tensor(nullptr, result->type, sharding));
   }
   llvm::GlobalVariable *program =
-      description.finish(programName, spmd.deviceCount(), inputs, outputs, releaseScratch);
+      description.finish(programName, spmd.deviceCount(), inputs, outputs, flags.releaseScratch);
   emitMain(*module, program, kernelFunction);
   LoweredProgram lowered;
   lowered.driver = std::move(module);

@@ -45,11 +45,25 @@ struct LoweredProgram {
   int64_t kernelCalls = 0; ///< calls of kernels in the driver
 };
 
+/// How the executable runs, beside what it computes (NativeOptions).
+struct ProgramFlags {
+  /// Collectives free their scratch when they return
+  /// (shardrt_program.release_scratch).
+  bool releaseScratch = false;
+  /// The kernel runs with denormal floats flushed to zero (x86 FTZ and DAZ,
+  /// set on entry and restored on return).
+  bool flushDenormals = false;
+};
+
+/// Whether this machine's executables can run with denormals flushed to
+/// zero (an x86 CPU: the kernel sets MXCSR).
+bool canFlushDenormals();
+
 /// Lowers `spmd` (compile(..., {emit = "spmd"})) to a driver module in
 /// `context` and its kernels (KernelUnit.h). `programName` is shown by the
-/// executable's --help and messages; `releaseScratch` as in NativeOptions.
+/// executable's --help and messages; `flags` as in NativeOptions.
 /// Throws CodegenError.
 LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &context,
-                            const std::string &programName, bool releaseScratch = false);
+                            const std::string &programName, ProgramFlags flags = {});
 
 } // namespace shardc::llvmgen

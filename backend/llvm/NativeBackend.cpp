@@ -63,8 +63,8 @@ bool NativeBackend::lower(const Module &spmd, DiagnosticEngine &diags) {
   // keys are shorter and every module is cheaper to build.
   state_->context.setDiscardValueNames(!options_.keepIR);
   try {
-    state_->program =
-        llvmgen::lowerProgram(spmd, state_->context, programName_, options_.releaseScratch);
+    state_->program = llvmgen::lowerProgram(spmd, state_->context, programName_,
+                                            {options_.releaseScratch, options_.flushDenormals});
   } catch (const llvmgen::CodegenError &e) {
     // Partitioning succeeded, so the backend must lower what it produced: a
     // construct it cannot is a bug of shardc's (exit 3).
@@ -177,6 +177,10 @@ std::string NativeBackend::kernelSummary() const {
 std::string checkTargetCpu(const std::string &cpu) {
   std::string error;
   return llvmgen::createTargetMachine(cpu, error) ? "" : error;
+}
+
+std::string checkFlushDenormals() {
+  return llvmgen::canFlushDenormals() ? "" : "needs an x86 CPU (it sets MXCSR's FTZ and DAZ bits)";
 }
 
 std::string runtimeLocationText() {

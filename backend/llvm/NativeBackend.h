@@ -26,6 +26,9 @@ struct NativeOptions {
   /// built under --memory-budget: the solver counted scratch at its
   /// collective only); otherwise kept for the next one.
   bool releaseScratch = false;
+  /// The executable computes with denormal floats flushed to zero
+  /// (--flush-denormals; shardrt_program.flush_denormals).
+  bool flushDenormals = false;
 };
 
 /// The native backend for one program: `programName` is shown by the
@@ -55,6 +58,10 @@ private:
 
 /// Empty when LLVM knows `cpu` (an LLVM CPU name or "native"), else why not.
 std::string checkTargetCpu(const std::string &cpu);
+
+/// Empty when executables built here can run with denormals flushed to
+/// zero (--flush-denormals), else why not.
+std::string checkFlushDenormals();
 
 /// `runtime: DIR (how it was found)` or why it cannot be found, for --version.
 std::string runtimeLocationText();

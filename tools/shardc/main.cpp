@@ -78,6 +78,12 @@ int run(int argc, char **argv) {
       "--no-cache", [&options](int64_t) { options.native.useCache = false; },
       "compile every kernel, neither reading nor writing the kernel cache "
       "($SHARDC_CACHE_DIR, else $XDG_CACHE_HOME/shardc or ~/.cache/shardc)");
+  CLI::Option *flushOpt = app.add_flag(
+      "--flush-denormals", options.native.flushDenormals,
+      "the executable computes with denormal floats flushed to zero (x86 FTZ and DAZ), as JAX "
+      "and TensorFlow do on CPU: no slow path when values underflow (softmax of large scores), "
+      "at the cost of IEEE results below the smallest normal float");
+  flushOpt->check([](const std::string &) { return shardc::checkFlushDenormals(); });
   app.add_flag("--time-passes", options.timePasses,
                "when the run ends, print the wall time of every phase on stderr");
   app.add_flag("--explicit", options.explicitMode,
@@ -150,6 +156,8 @@ int run(int argc, char **argv) {
       throw CLI::ValidationError("--target-cpu", "goes with -o PROG or --emit=llvm");
     if (noCacheOpt->count() > 0 && !options.buildExecutable)
       throw CLI::ValidationError("--no-cache", "goes with -o PROG");
+    if (flushOpt->count() > 0 && !options.buildExecutable && options.emit != "llvm")
+      throw CLI::ValidationError("--flush-denormals", "goes with -o PROG or --emit=llvm");
     if (!verifyOnly && !options.verifyDiagnostics && !prints && !runs && !options.buildExecutable)
       throw CLI::ValidationError("nothing to do: give -o PROG, --verify-only, --emit=ir, "
                                  "--interpret or --verify-diagnostics");
