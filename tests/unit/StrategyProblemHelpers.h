@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 
 namespace shardc::autoshard::testing {
@@ -95,6 +96,27 @@ inline double enumerate(const StrategyProblem &p, double budget, double &smalles
   };
   visit(0);
   return best;
+}
+
+/// A budget that binds `p`: halfway between the smallest peak any plan has
+/// and the peak of the unbudgeted optimum (`free`), with the best objective
+/// under it (enumerated).
+struct HalfwayBudget {
+  double budget = 0, smallest = 0, best = 0;
+  StrategySolution free;
+};
+
+/// The halfway budget of `p`, or nullopt when the unbudgeted optimum already
+/// fits it (the budget would not bind).
+inline std::optional<HalfwayBudget> halfwayBudget(const StrategyProblem &p) {
+  HalfwayBudget h;
+  enumerate(p, std::numeric_limits<double>::infinity(), h.smallest);
+  h.free = solveStrategyProblem(p);
+  h.budget = std::floor((h.smallest + peakMemoryOf(p, h.free.choice)) / 2);
+  if (peakMemoryOf(p, h.free.choice) <= h.budget)
+    return std::nullopt;
+  h.best = enumerate(p, h.budget, h.smallest);
+  return h;
 }
 
 /// What checkAgainstEnumeration saw.

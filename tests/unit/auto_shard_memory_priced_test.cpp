@@ -64,13 +64,11 @@ TEST_CASE("auto-shard memory-priced search: plans fit and the bound is a lower b
   int plans = 0, bounds = 0, proven = 0;
   for (int round = 0; round < 60; ++round) {
     StrategyProblem p = randomProblem(rng);
-    double smallest = 0;
-    enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-    StrategySolution free = solveStrategyProblem(p);
-    double budget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
-    if (peakMemoryOf(p, free.choice) <= budget)
+    std::optional<HalfwayBudget> h = halfwayBudget(p);
+    if (!h)
       continue;
-    double best = enumerate(p, budget, smallest);
+    const double budget = h->budget, best = h->best;
+    const StrategySolution &free = h->free;
     MemoryPricedResult r = memoryPricedPlan(p, free.choice, budget, 30);
     INFO("round " << round << " budget " << budget);
     CHECK_FALSE(r.stoppedByTime);

@@ -64,13 +64,11 @@ TEST_CASE("auto-shard relinking: relinked plans fit and cost no more", "[auto_sh
     StrategyProblem p = randomProblem(rng);
     if (round % 2)
       addTransients(p, rng);
-    double smallest = 0;
-    enumerate(p, std::numeric_limits<double>::infinity(), smallest);
-    StrategySolution free = solveStrategyProblem(p);
-    double budget = std::floor((smallest + peakMemoryOf(p, free.choice)) / 2);
-    if (peakMemoryOf(p, free.choice) <= budget)
+    std::optional<HalfwayBudget> h = halfwayBudget(p);
+    if (!h)
       continue;
-    double best = enumerate(p, budget, smallest);
+    const double budget = h->budget, best = h->best;
+    const StrategySolution &free = h->free;
     // Toward the plan of least memory (each node's least bytes, leaders'
     // choices for followers) when it fits.
     std::vector<int> least(p.nodes.size());
