@@ -4,7 +4,9 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace shardc {
@@ -59,10 +61,30 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
       return false;
     }
   }
+  // LANGUAGE.md section 10 lets the solver decide a mixed mesh's auto axes;
+  // it does not yet: say so rather than leave them silently to propagation.
+  std::vector<std::string> typed;
+  for (const auto &mesh : module.meshes) {
+    bool splits = std::any_of(mesh->axes.begin(), mesh->axes.end(),
+                              [](const MeshAxis &a) { return a.size > 1; });
+    if (!splits || !mesh->hasExplicitAxis())
+      continue;
+    typed.push_back("@" + mesh->name);
+    if (mesh->hasAutoAxis())
+      diags.warning(mesh->loc, fmt::format("auto-shard - mesh @{} mixes explicit and auto axes: "
+                                           "its values are typed by the explicit rules and its "
+                                           "auto axes decided by propagation, not by the solver",
+                                           mesh->name));
+  }
+  if (report && !typed.empty())
+    report->notes.push_back(fmt::format("{} {} explicit axes: left to the explicit rules and "
+                                        "propagation (LANGUAGE.md section 10)",
+                                        fmt::join(typed, ", "),
+                                        typed.size() == 1 ? "has" : "have"));
   Pricer pricer(module, model);
   StrategyGraph graph = buildStrategyGraph(module, *main, pricer, options);
   if (graph.nodes.empty()) {
-    if (report)
+    if (report && typed.empty())
       report->notes.push_back("no mesh with axes: nothing to decide");
     return true;
   }
