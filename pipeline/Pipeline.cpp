@@ -128,9 +128,18 @@ void assignShardings(PipelineState &s) {
             attributes.emplace_back(&sharding, sharding);
     });
   }
-  if (hasMixedAxes(*s.module))
-    inferMixedShardings(*s.module, s.diags, s.options.origins, s.checkOnly);
-  else
+  if (hasMixedAxes(*s.module)) {
+    // --auto-shard: the solver decides the auto axes where the explicit
+    // types are known (the auto-shard stage before left them to it).
+    AutoAxesSolver solver;
+    if (s.options.autoShard && !s.checkOnly)
+      solver = [&s](Module &module, const ExplicitTypeCheck &explicitTypes) {
+        AutoShardOptions options = *s.options.autoShard;
+        options.explicitTypes = explicitTypes;
+        autoShard(module, s.diags, options);
+      };
+    inferMixedShardings(*s.module, s.diags, s.options.origins, s.checkOnly, solver);
+  } else
     inferExplicitShardings(*s.module, s.diags);
   if (checked)
     restoreSnapshot(*checked);

@@ -7,6 +7,7 @@
 #include "ir/IR.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,12 @@ struct AutoShardOptions {
   double relativeGap = 0.01;
   /// --report=auto-sharding: filled when given.
   AutoShardReport *report = nullptr;
+  /// Set when the solver decides the auto axes of meshes that also have
+  /// explicit axes (inferMixedShardings, LANGUAGE.md section 10): whether a
+  /// value may take a layout, i.e. the layout's explicit axes are the value's
+  /// explicit type. Unset: values on such meshes are left to the explicit
+  /// rules and propagation.
+  std::function<bool(const Value &, const Sharding &)> explicitTypes;
 };
 
 /// One op of the report.

@@ -3,6 +3,8 @@
 // error; no plan in time falls back to propagation with a warning).
 #include "passes/auto_shard/AutoShardInternal.h"
 
+#include "ir/AxisTypes.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -61,20 +63,31 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
       return false;
     }
   }
-  // LANGUAGE.md section 10 lets the solver decide a mixed mesh's auto axes;
-  // it does not yet: say so rather than leave them silently to propagation.
-  std::vector<std::string> typed;
+  // Meshes with explicit axes (LANGUAGE.md section 10): their shardings are
+  // types. The solver decides the auto axes of a mixed mesh from inside the
+  // mixed pass (options.explicitTypes set), where the explicit types are
+  // known; this run, before it, leaves the whole program to that one. With
+  // auto_axes / explicit_axes regions it does not, and says so.
+  std::vector<std::string> typed, mixed;
   for (const auto &mesh : module.meshes) {
     bool splits = std::any_of(mesh->axes.begin(), mesh->axes.end(),
                               [](const MeshAxis &a) { return a.size > 1; });
     if (!splits || !mesh->hasExplicitAxis())
       continue;
-    typed.push_back("@" + mesh->name);
-    if (mesh->hasAutoAxis())
-      diags.warning(mesh->loc, fmt::format("auto-shard - mesh @{} mixes explicit and auto axes: "
-                                           "its values are typed by the explicit rules and its "
-                                           "auto axes decided by propagation, not by the solver",
-                                           mesh->name));
+    (mesh->hasAutoAxis() ? mixed : typed).push_back("@" + mesh->name);
+  }
+  const bool regions = hasAxesRegions(module);
+  if (!mixed.empty() && !regions && !options.explicitTypes)
+    return true; // decided in the mixed pass (inferMixedShardings)
+  if (!mixed.empty() && regions) {
+    for (const auto &mesh : module.meshes)
+      if (mesh->hasExplicitAxis() && mesh->hasAutoAxis())
+        diags.warning(mesh->loc,
+                      fmt::format("auto-shard - mesh @{} mixes explicit and auto axes in a "
+                                  "program with auto_axes or explicit_axes regions: its auto "
+                                  "axes are decided by propagation, not by the solver",
+                                  mesh->name));
+    typed.insert(typed.end(), mixed.begin(), mixed.end());
   }
   if (report && !typed.empty())
     report->notes.push_back(fmt::format("{} {} explicit axes: left to the explicit rules and "

@@ -23,6 +23,10 @@
 //    carried layout); an edge from outside the loop counts once (the
 //    partitioner hoists that reshard). An `if` and its branches are left to
 //    propagation.
+// On a mesh mixing explicit and auto axes (AutoShardOptions::explicitTypes),
+// only strategies that keep every value's explicit type are kept; an op
+// none of whose strategies does, a follower one of whose leader's layouts
+// does not, reshard/sharding_constraint there and loops go to propagation.
 // 5. Liveness: parameters from step 0, op k at step k+1 (a loop's region
 //    values at the loop's step), each value to the step of its last user
 //    (returned values to the end).
@@ -71,6 +75,7 @@ public:
   }
 
   StrategyGraph build(const AutoShardOptions &options) {
+    explicitTypes_ = options.explicitTypes;
     Block &body = graph_.main->body;
     for (auto &arg : body.args)
       addParameter(*arg);
@@ -89,7 +94,40 @@ private:
     return mesh_;
   }
 
+  /// Whether `s` keeps the explicit types of `value` and of `op`'s operands
+  /// (always, without explicit types: see AutoShardOptions::explicitTypes).
+  bool keepsTypes(const Value &value, const Op *op, const Strategy &s) const {
+    if (!explicitTypes_)
+      return true;
+    if (!explicitTypes_(value, s.result))
+      return false;
+    for (size_t i = 0; op && i < op->operands.size() && i < s.operands.size(); ++i)
+      if (!explicitTypes_(*op->operands[i], s.operands[i]))
+        return false;
+    return true;
+  }
+
+  /// `strategies` without those that change an explicit type.
+  std::vector<Strategy> typed(const Value &value, const Op *op, std::vector<Strategy> strategies) {
+    strategies.erase(std::remove_if(strategies.begin(), strategies.end(),
+                                    [&](const Strategy &s) { return !keepsTypes(value, op, s); }),
+                     strategies.end());
+    return strategies;
+  }
+
+  /// The node's index; -1 when no strategy keeps the explicit types (a
+  /// follower: when one of the leader's does not), and then `op` is left to
+  /// propagation.
   int addNode(Value &value, Op *op, std::vector<Strategy> strategies, int step, int follows) {
+    if (explicitTypes_) {
+      size_t all = strategies.size();
+      strategies = typed(value, op, std::move(strategies));
+      if (strategies.empty() || (follows >= 0 && strategies.size() != all)) {
+        if (op)
+          leaveToPropagation(*op, step);
+        return -1;
+      }
+    }
     for (Strategy &s : strategies)
       pricer_.price(op, value.type, s);
     if (follows < 0)
@@ -110,6 +148,12 @@ private:
     const Mesh &mesh = meshFor(s);
     if (s && mesh.axes.empty())
       return true;
+    return typedMesh(mesh) && !(explicitTypes_ && mesh.hasAutoAxis());
+  }
+
+  /// Whether shardings on `mesh` are (partly) types: it has an explicit axis
+  /// that splits.
+  static bool typedMesh(const Mesh &mesh) {
     return std::any_of(mesh.axes.begin(), mesh.axes.end(), [](const MeshAxis &a) {
       return a.type == AxisType::Explicit && a.size > 1;
     });
@@ -164,8 +208,8 @@ private:
 
   void addLoop(Op &loop, int step, double weight) {
     for (const Value *init : loop.operands)
-      if (!graph_.nodeOf.count(init)) {
-        leaveToPropagation(loop, step); // regions and all
+      if (!graph_.nodeOf.count(init) || explicitTypes_) { // loops on mixed meshes: propagation
+        leaveToPropagation(loop, step);                   // regions and all
         return;
       }
     double inner = weight * tripCount(loop);
@@ -203,6 +247,7 @@ private:
     graph_.opaque.push_back(&op);
     opaqueAt_.push_back({&op, step});
   }
+  std::function<bool(const Value &, const Sharding &)> explicitTypes_;
   std::vector<std::pair<const Op *, int>> opaqueAt_;
   std::vector<BackEdge> backEdges_;
 
@@ -223,6 +268,10 @@ private:
       }
       const Sharding &written = a->shardings[0];
       const Mesh &mesh = meshFor(written);
+      if (typedMesh(mesh)) { // a reshard there moves explicit axes: the rules' business
+        leaveToPropagation(op, step);
+        return;
+      }
       std::vector<Strategy> all = honouring(valueStrategies(result.type, mesh), written, mesh);
       for (Strategy &s : all)
         s.operands = {s.result};
@@ -254,6 +303,11 @@ private:
       int leaderOperand = determiningOperand(op);
       if (leaderOperand >= 0) {
         int node = graph_.nodeOf.at(op.operands[leaderOperand]);
+        all = typed(result, &op, std::move(all));
+        if (all.empty()) {
+          leaveToPropagation(op, step);
+          return;
+        }
         addNode(result, &op, bestResponses(op, std::move(all), node, leaderOperand), step, node);
         return;
       }

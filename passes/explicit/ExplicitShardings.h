@@ -4,6 +4,7 @@
 #include "ir/Diagnostics.h"
 #include "ir/IR.h"
 #include "passes/propagate/ShardingOrigins.h"
+#include <functional>
 
 namespace shardc {
 
@@ -34,8 +35,14 @@ bool hasMixedAxes(Module &module);
 /// (their body inlined between reshards). `checkOnly`: the explicit checks
 /// only, nothing lowered or propagated. Fills `origins` when not null.
 /// Returns false when it reported an error.
+/// `decideAutoAxes`, when given, runs where propagation does (step 5), before
+/// it, on a program without auto_axes / explicit_axes regions: the
+/// auto-shard solver, given whether a value may take a layout (its explicit
+/// axes are the value's explicit type).
+using ExplicitTypeCheck = std::function<bool(const Value &, const Sharding &)>;
+using AutoAxesSolver = std::function<void(Module &, const ExplicitTypeCheck &)>;
 bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
-                         bool checkOnly);
+                         bool checkOnly, const AutoAxesSolver &decideAutoAxes = nullptr);
 
 /// Inlines every auto_axes / explicit_axes body between the reshards and
 /// identities its boundary implies (what inferMixedShardings does before

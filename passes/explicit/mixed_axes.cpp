@@ -14,7 +14,9 @@
 //      a reshard where the region moves a value (auto_axes results to their
 //      out_shardings, explicit_axes operands to their in_shardings) and an
 //      identity where only the type changes;
-//   5. propagation completes the auto axes; the replicated lists added in 3
+//   5. propagation completes the auto axes (with --auto-shard, the solver
+//      decides them first where there are no regions, told which layouts
+//      keep each value's explicit type); the replicated lists added in 3
 //      are dropped, and each value's explicit part must be what step 2 gave;
 //   6. the regions are raised back, their values' shardings complete, so the
 //      printed program (--emit=sharded, --explain) keeps them and compiles
@@ -35,6 +37,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 namespace shardc {
@@ -54,7 +57,8 @@ class MixedAxes {
 public:
   MixedAxes(Module &module, DiagnosticEngine &diags) : module_(module), diags_(diags) {}
 
-  bool run(ShardingOrigins *origins, bool lowerAndPropagate) {
+  bool run(ShardingOrigins *origins, bool lowerAndPropagate,
+           const AutoAxesSolver &decideAutoAxes = nullptr) {
     collect();
     checkReshards();
     if (diags_.hasErrors())
@@ -97,6 +101,14 @@ public:
       return ok;
     // 4. The regions lowered away; 5. propagation decides the auto axes.
     lowerBlocks();
+    // The solver decides auto axes where there are no regions: it may add
+    // sharding_constraint ops, which raising the regions back would not
+    // expect among a region's ops.
+    if (decideAutoAxes && lowered_.empty()) {
+      for (size_t i = 0; i < values_.size(); ++i)
+        slotOf_[values_[i].where] = i;
+      decideAutoAxes(module_, [this](const Value &v, const Sharding &s) { return allows(v, s); });
+    }
     propagateShardings(module_, diags_, origins);
     for (Slot &slot : values_)
       if (*slot.where)
@@ -116,6 +128,19 @@ public:
     checkExplicitParts();
     raiseRegions();
     return !diags_.hasErrors();
+  }
+
+  /// Whether value `v` may take layout `s`: its explicit axes are those step
+  /// 2 gave `v` (none, when it gave none).
+  bool allows(const Value &v, const Sharding &s) const {
+    auto it = slotOf_.find(&v.sharding);
+    const Slot *slot = it == slotOf_.end() ? nullptr : &values_[it->second];
+    Sharding mine = s;
+    restrict(mine, slot ? slot->scope : AxisTypeScope{});
+    if (slot && slot->explicitPart)
+      return sameLayout(mine, *slot->explicitPart);
+    return std::all_of(mine.dims.begin(), mine.dims.end(),
+                       [](const DimSharding &d) { return d.axes.empty(); });
   }
 
   /// Lowers the regions of a program whose values all have their shardings
@@ -424,6 +449,8 @@ private:
   Module &module_;
   DiagnosticEngine &diags_;
   std::vector<Slot> values_;
+  /// Each value's slot (by its sharding's address), for allows().
+  std::unordered_map<const std::optional<Sharding> *, size_t> slotOf_;
   std::vector<AttrSlot> attributes_;
   std::vector<Sharding> writtenDecls_;
   /// The reshards step 4 adds, with the scope their sharding was written in.
@@ -458,10 +485,10 @@ void lowerAxesRegions(Module &module) {
 }
 
 bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
-                         bool checkOnly) {
+                         bool checkOnly, const AutoAxesSolver &decideAutoAxes) {
   if (diags.hasErrors())
     return false;
-  return MixedAxes(module, diags).run(origins, !checkOnly);
+  return MixedAxes(module, diags).run(origins, !checkOnly, decideAutoAxes);
 }
 
 } // namespace shardc
