@@ -149,10 +149,16 @@ llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {
   llvm::Value *magnitude = callIntrinsic(k, llvm::Intrinsic::fabs, {reciprocal});
   llvm::Value *huge = b.CreateFCmpOGT(magnitude, llvm::ConstantFP::get(f64, 0x1p100));
   llvm::Value *tiny = b.CreateFCmpOLT(magnitude, llvm::ConstantFP::get(f64, 0x1p-100));
-  llvm::Value *scale = b.CreateSelect(
-      huge, llvm::ConstantFP::get(f64, 0x1p64),
-      b.CreateSelect(tiny, llvm::ConstantFP::get(f64, 0x1p-64), llvm::ConstantFP::get(f64, 1.0)));
-  llvm::Value *scaled = b.CreateFPTrunc(b.CreateFDiv(reciprocal, scale), f32);
+  auto choose = [&](double ifHuge, double ifTiny, double otherwise) {
+    return b.CreateSelect(huge, llvm::ConstantFP::get(f64, ifHuge),
+                          b.CreateSelect(tiny, llvm::ConstantFP::get(f64, ifTiny),
+                                         llvm::ConstantFP::get(f64, otherwise)));
+  };
+  llvm::Value *scale = choose(0x1p64, 0x1p-64, 1.0);
+  // reciprocal / scale as a multiplication by 1 / scale (exact, a power of
+  // two): the division would add its latency once more to every row's chain
+  // from the sum to its first quotient.
+  llvm::Value *scaled = b.CreateFPTrunc(b.CreateFMul(reciprocal, choose(0x1p-64, 0x1p64, 1.0)), f32);
   return b.CreateFMul(b.CreateFMul(a, scaled), b.CreateFPTrunc(scale, f32));
 }
 
