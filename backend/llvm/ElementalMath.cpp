@@ -158,7 +158,8 @@ llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {
   // reciprocal / scale as a multiplication by 1 / scale (exact, a power of
   // two): the division would add its latency once more to every row's chain
   // from the sum to its first quotient.
-  llvm::Value *scaled = b.CreateFPTrunc(b.CreateFMul(reciprocal, choose(0x1p-64, 0x1p64, 1.0)), f32);
+  llvm::Value *scaled =
+      b.CreateFPTrunc(b.CreateFMul(reciprocal, choose(0x1p-64, 0x1p64, 1.0)), f32);
   return b.CreateFMul(b.CreateFMul(a, scaled), b.CreateFPTrunc(scale, f32));
 }
 
