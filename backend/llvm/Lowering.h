@@ -28,7 +28,9 @@
 //     within the tests' tolerance); float->int conversion: NaN -> 0, out of
 //     range saturates (llvm.fptosi.sat); max/min propagate NaN; round is
 //     half to even; conversion to i1 means "not zero". No poison or UB may be
-//     reachable from any input value.
+//     reachable from any input value: no result, store, branch or index may
+//     depend on a poison value (a float max reduction's accumulator, poison
+//     after a NaN, reaches only a select that then picks NaN).
 //   - Index values (loop variables, linear indices) are i64.
 #pragma once
 
