@@ -222,19 +222,25 @@ void emitElementLoops(KernelLowering &k, const Value *v) {
     return;
   }
   if (readsAtOwnLinearIndex(k, op)) {
-    k.emitLoop(k.i64(v->type.numElements()), [&](llvm::Value *i) {
-      ElementIndex at = ElementIndex::fromLinear(shape, i);
-      k.store(out, dtype, i, computeElement(k, op, at));
-    });
+    k.emitLoop(
+        k.i64(v->type.numElements()),
+        [&](llvm::Value *i) {
+          ElementIndex at = ElementIndex::fromLinear(shape, i);
+          k.store(out, dtype, i, computeElement(k, op, at));
+        },
+        /*versionable=*/true);
     return;
   }
   if (emitTiledLoops(k, v))
     return;
-  k.emitLoopNest(shape, [&](const std::vector<llvm::Value *> &index) {
-    ElementIndex at(shape, index);
-    llvm::Value *element = computeElement(k, op, at);
-    k.store(out, dtype, at.linear(k), element);
-  });
+  k.emitLoopNest(
+      shape,
+      [&](const std::vector<llvm::Value *> &index) {
+        ElementIndex at(shape, index);
+        llvm::Value *element = computeElement(k, op, at);
+        k.store(out, dtype, at.linear(k), element);
+      },
+      /*versionable=*/true);
 }
 
 } // namespace

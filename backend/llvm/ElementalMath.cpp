@@ -137,22 +137,45 @@ llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {
   // An f32 divisor the same on every iteration (a row's sum in softmax, a
   // constant): a multiplication by its reciprocal per element instead of a
   // division, which on AVX-512 takes several times longer (softmax's last
-  // pass was bound by it). The reciprocal is computed once (LICM hoists it) in double and
-  // split as reciprocal * scale, the scale a power of two (2^64, 1 or 2^-64)
-  // that keeps the f32 reciprocal normal whatever c (1 / c spans 2^-128 to
-  // 2^149): the quotient is a * reciprocal rounded, then scaled exactly,
-  // within 2 ulp of a / c for normal quotients (exact for a power of two c).
+  // pass was bound by it). The reciprocal is computed once (LICM hoists it)
+  // in double and rounded to f32, within 2 ulp of a / c for normal quotients
+  // (exact for a power of two c) when it is a normal float. 1 / c spans
+  // 2^-128 to 2^149, so in general it is split as reciprocal * scale, the
+  // scale a power of two (2^64, 1 or 2^-64) that keeps the f32 reciprocal
+  // normal, and the quotient is a * reciprocal rounded, then scaled exactly.
   // Zero, infinite and NaN divisors give a / c's infinities, zeros and NaNs.
+  // The second multiplication is a third of softmax's last pass, so a loop
+  // with such a division has a copy without it, entered when
+  // 2^-100 <= |1 / c| <= 2^100 (where the scale is 1 and the copies agree
+  // bit for bit); a constant divisor needs no copy.
   llvm::Type *f64 = b.getDoubleTy();
   llvm::Type *f32 = a->getType();
-  llvm::Value *reciprocal = b.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), b.CreateFPExt(c, f64));
+  auto reciprocalOf = [&](llvm::IRBuilder<> &at) {
+    return at.CreateFDiv(llvm::ConstantFP::get(f64, 1.0), at.CreateFPExt(c, f64));
+  };
+  bool normalReciprocal = k.fastPathIf([&](llvm::IRBuilder<> &at) {
+    llvm::Value *magnitude = at.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, reciprocalOf(at));
+    // Ordered comparisons: false for a NaN divisor.
+    return at.CreateAnd(at.CreateFCmpOGE(magnitude, llvm::ConstantFP::get(f64, 0x1p-100)),
+                        at.CreateFCmpOLE(magnitude, llvm::ConstantFP::get(f64, 0x1p100)));
+  });
+  llvm::Value *reciprocal = reciprocalOf(b);
+  if (normalReciprocal)
+    return b.CreateFMul(a, b.CreateFPTrunc(reciprocal, f32));
   llvm::Value *magnitude = callIntrinsic(k, llvm::Intrinsic::fabs, {reciprocal});
   llvm::Value *huge = b.CreateFCmpOGT(magnitude, llvm::ConstantFP::get(f64, 0x1p100));
   llvm::Value *tiny = b.CreateFCmpOLT(magnitude, llvm::ConstantFP::get(f64, 0x1p-100));
-  llvm::Value *scale = b.CreateSelect(
-      huge, llvm::ConstantFP::get(f64, 0x1p64),
-      b.CreateSelect(tiny, llvm::ConstantFP::get(f64, 0x1p-64), llvm::ConstantFP::get(f64, 1.0)));
-  llvm::Value *scaled = b.CreateFPTrunc(b.CreateFDiv(reciprocal, scale), f32);
+  auto choose = [&](double ifHuge, double ifTiny, double otherwise) {
+    return b.CreateSelect(huge, llvm::ConstantFP::get(f64, ifHuge),
+                          b.CreateSelect(tiny, llvm::ConstantFP::get(f64, ifTiny),
+                                         llvm::ConstantFP::get(f64, otherwise)));
+  };
+  llvm::Value *scale = choose(0x1p64, 0x1p-64, 1.0);
+  // reciprocal / scale as a multiplication by 1 / scale (exact, a power of
+  // two): the division would add its latency once more to every row's chain
+  // from the sum to its first quotient.
+  llvm::Value *scaled =
+      b.CreateFPTrunc(b.CreateFMul(reciprocal, choose(0x1p-64, 0x1p64, 1.0)), f32);
   return b.CreateFMul(b.CreateFMul(a, scaled), b.CreateFPTrunc(scale, f32));
 }
 

@@ -109,13 +109,16 @@ struct Reduction {
     if (!tracksNaN())
       return {combine(k, state[0], x)};
     llvm::IRBuilder<> &b = k.builder;
-    // A NaN element enters as the identity, so maxnum never sees a NaN and
-    // its `nnan nsz` flags (what the vectorizer asks of an FP min/max
-    // reduction) hold: nothing here can be poison.
+    // maxnum carries `nnan nsz` (what the vectorizer asks of an FP min/max
+    // reduction), so once a NaN element enters, the accumulator is poison;
+    // but then the flag is set and finishState's select returns NaN instead
+    // (a select is poison only when the operand it picks is). Replacing NaN
+    // elements by the identity first would keep the accumulator defined at
+    // the price of a compare and a blend per vector, a third of a softmax
+    // row's max pass.
     llvm::Value *isNaN = b.CreateFCmpUNO(x, x);
-    llvm::Value *clean = b.CreateSelect(isNaN, identity(), x);
     llvm::Value *acc = callIntrinsic(k, isMax() ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
-                                     {state[0], clean});
+                                     {state[0], x});
     if (auto *call = llvm::dyn_cast<llvm::Instruction>(acc)) {
       call->setHasNoNaNs(true);
       call->setHasNoSignedZeros(true);

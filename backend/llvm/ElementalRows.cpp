@@ -191,21 +191,27 @@ void emitRowGroup(KernelLowering &k, const Value *root,
           continue;
         }
         llvm::Value *buffer = buffers.at(m.value);
-        k.emitLoop(k.i64(memberShape.back()), [&](llvm::Value *j) {
-          std::vector<llvm::Value *> position = at;
-          position.push_back(j);
-          ElementIndex index(memberShape, position);
-          k.store(buffer, m.value->type.dtype, j, computeElement(k, memberOp, index));
-        });
+        k.emitLoop(
+            k.i64(memberShape.back()),
+            [&](llvm::Value *j) {
+              std::vector<llvm::Value *> position = at;
+              position.push_back(j);
+              ElementIndex index(memberShape, position);
+              k.store(buffer, m.value->type.dtype, j, computeElement(k, memberOp, index));
+            },
+            /*versionable=*/true);
         state.wholeRow[m.value] = buffer;
       }
-      k.emitLoop(k.i64(shape.back()), [&](llvm::Value *j) {
-        std::vector<llvm::Value *> position = row;
-        position.push_back(j);
-        ElementIndex index(shape, position);
-        llvm::Value *element = computeElement(k, op, index);
-        k.store(out, root->type.dtype, index.linear(k), element);
-      });
+      k.emitLoop(
+          k.i64(shape.back()),
+          [&](llvm::Value *j) {
+            std::vector<llvm::Value *> position = row;
+            position.push_back(j);
+            ElementIndex index(shape, position);
+            llvm::Value *element = computeElement(k, op, index);
+            k.store(out, root->type.dtype, index.linear(k), element);
+          },
+          /*versionable=*/true);
     });
   } catch (...) {
     activeRow = outer;

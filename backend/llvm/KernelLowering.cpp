@@ -88,16 +88,49 @@ llvm::Value *KernelLowering::linearIndex(const std::vector<int64_t> &shape,
   return linear;
 }
 
-void KernelLowering::emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body) {
+void KernelLowering::emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body,
+                              bool versionable) {
   llvm::Function *fn = builder.GetInsertBlock()->getParent();
-  llvm::BasicBlock *pre = builder.GetInsertBlock();
-  llvm::BasicBlock *header = llvm::BasicBlock::Create(context, "loop", fn);
+  // Created before the loop's blocks, so isLoopInvariant sees the entry (and
+  // the conditions fastPathIf builds there) outside the loop.
+  llvm::BasicBlock *entry = llvm::BasicBlock::Create(context, "loop.entry", fn);
   llvm::BasicBlock *exit = llvm::BasicBlock::Create(context, "loop.end", fn);
   // Guarded: a zero-trip loop never enters its body.
-  builder.CreateCondBr(builder.CreateICmpSGT(count, i64(0)), header, exit);
+  builder.CreateCondBr(builder.CreateICmpSGT(count, i64(0)), entry, exit);
+  loopVersions_.emplace_back();
+  loopVersions_.back().entry = entry;
+  loopVersions_.back().versionable = versionable;
+  llvm::BasicBlock *general = nullptr, *fast = nullptr;
+  try {
+    general = emitLoopCopy(count, body, entry, exit);
+    if (!loopVersions_.back().conditions.empty()) {
+      loopVersions_.back().emittingFast = true;
+      fast = emitLoopCopy(count, body, entry, exit);
+    }
+  } catch (...) {
+    loopVersions_.pop_back();
+    throw;
+  }
+  LoopVersions versions = std::move(loopVersions_.back());
+  loopVersions_.pop_back();
+  if (fast && versions.nextAnswer != versions.answers.size())
+    throw std::logic_error("llvm backend: the two copies of a versioned loop differ");
+  llvm::IRBuilder<> atEntry(entry);
+  if (fast)
+    atEntry.CreateCondBr(atEntry.CreateAnd(versions.conditions), fast, general);
+  else
+    atEntry.CreateBr(general);
+  builder.SetInsertPoint(exit);
+}
+
+llvm::BasicBlock *KernelLowering::emitLoopCopy(llvm::Value *count,
+                                               const std::function<void(llvm::Value *)> &body,
+                                               llvm::BasicBlock *entry, llvm::BasicBlock *exit) {
+  llvm::BasicBlock *header =
+      llvm::BasicBlock::Create(context, "loop", builder.GetInsertBlock()->getParent());
   builder.SetInsertPoint(header);
   llvm::PHINode *i = builder.CreatePHI(builder.getInt64Ty(), 2, "i");
-  i->addIncoming(i64(0), pre);
+  i->addIncoming(i64(0), entry);
   openLoops_.push_back(header);
   try {
     body(i);
@@ -109,7 +142,28 @@ void KernelLowering::emitLoop(llvm::Value *count, const std::function<void(llvm:
   llvm::Value *next = builder.CreateAdd(i, i64(1), "", true, true);
   i->addIncoming(next, builder.GetInsertBlock());
   builder.CreateCondBr(builder.CreateICmpSLT(next, count), header, exit);
-  builder.SetInsertPoint(exit);
+  return header;
+}
+
+bool KernelLowering::fastPathIf(
+    const std::function<llvm::Value *(llvm::IRBuilder<> &)> &makeCondition) {
+  if (loopVersions_.empty() || !loopVersions_.back().versionable)
+    return false;
+  LoopVersions &versions = loopVersions_.back();
+  if (versions.emittingFast) {
+    if (versions.nextAnswer >= versions.answers.size())
+      throw std::logic_error("llvm backend: the two copies of a versioned loop differ");
+    return versions.answers[versions.nextAnswer++];
+  }
+  llvm::IRBuilder<> atEntry(versions.entry); // no terminator yet: appends
+  llvm::Value *condition = makeCondition(atEntry);
+  if (auto *constant = llvm::dyn_cast<llvm::ConstantInt>(condition)) {
+    versions.answers.push_back(constant->isOne());
+    return constant->isOne();
+  }
+  versions.conditions.push_back(condition);
+  versions.answers.push_back(true);
+  return false;
 }
 
 bool KernelLowering::isLoopInvariant(const llvm::Value *v) const {
@@ -127,18 +181,21 @@ bool KernelLowering::isLoopInvariant(const llvm::Value *v) const {
 
 void KernelLowering::emitLoopNest(
     const std::vector<int64_t> &shape,
-    const std::function<void(const std::vector<llvm::Value *> &)> &body) {
+    const std::function<void(const std::vector<llvm::Value *> &)> &body, bool versionable) {
   std::vector<llvm::Value *> index;
   std::function<void(size_t)> nest = [&](size_t dim) {
     if (dim == shape.size()) {
       body(index);
       return;
     }
-    emitLoop(i64(shape[dim]), [&](llvm::Value *i) {
-      index.push_back(i);
-      nest(dim + 1);
-      index.pop_back();
-    });
+    emitLoop(
+        i64(shape[dim]),
+        [&](llvm::Value *i) {
+          index.push_back(i);
+          nest(dim + 1);
+          index.pop_back();
+        },
+        versionable && dim + 1 == shape.size());
   };
   nest(0);
 }

@@ -28,7 +28,9 @@
 //     within the tests' tolerance); float->int conversion: NaN -> 0, out of
 //     range saturates (llvm.fptosi.sat); max/min propagate NaN; round is
 //     half to even; conversion to i1 means "not zero". No poison or UB may be
-//     reachable from any input value.
+//     reachable from any input value: no result, store, branch or index may
+//     depend on a poison value (a float max reduction's accumulator, poison
+//     after a NaN, reaches only a select that then picks NaN).
 //   - Index values (loop variables, linear indices) are i64.
 #pragma once
 
@@ -167,11 +169,25 @@ public:
 
   // ---- loops --------------------------------------------------------------
   /// for i in [0, count): body(i). Leaves the builder after the loop. The loop
-  /// carries no metadata that blocks vectorization.
-  void emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body);
+  /// carries no metadata that blocks vectorization. A `versionable` loop may
+  /// be emitted twice (see fastPathIf), so its body must build every value
+  /// it uses inside the loop on each call rather than reuse one it built.
+  void emitLoop(llvm::Value *count, const std::function<void(llvm::Value *)> &body,
+                bool versionable = false);
   /// Nested loops over `shape` (outermost dim first); rank 0 runs body once.
+  /// `versionable` applies to the innermost loop.
   void emitLoopNest(const std::vector<int64_t> &shape,
-                    const std::function<void(const std::vector<llvm::Value *> &)> &body);
+                    const std::function<void(const std::vector<llvm::Value *> &)> &body,
+                    bool versionable = false);
+  /// For an element computation that has a cheaper form, exact whenever a
+  /// condition on loop-invariant values holds (the row sum's reciprocal is a
+  /// normal float): true when the cheaper form is to be emitted. In the body
+  /// of a versionable innermost loop, `makeCondition` builds the i1 before the
+  /// loop (with the builder it is given); a constant answers at once, else
+  /// the loop is emitted a second time, in which every such call returns
+  /// true, and entered instead of the first copy when all its conditions
+  /// hold. Elsewhere false.
+  bool fastPathIf(const std::function<llvm::Value *(llvm::IRBuilder<> &)> &makeCondition);
   /// True when `v` is computed before the innermost loop emitLoop has open
   /// (a constant, an argument, an instruction in a block placed before that
   /// loop's header), so it is the same on every iteration; also true outside
@@ -196,6 +212,19 @@ public:
 private:
   mutable std::map<const Value *, llvm::Value *> buffers_;
   std::vector<llvm::BasicBlock *> openLoops_; // headers of emitLoop's open loops
+  // What fastPathIf asked of one open loop (a stack parallel to openLoops_).
+  struct LoopVersions {
+    llvm::BasicBlock *entry = nullptr; // before the loop: the conditions, then the choice
+    bool versionable = false;
+    bool emittingFast = false;
+    std::vector<bool> answers; // per fastPathIf call of the first copy, for the second
+    size_t nextAnswer = 0;
+    std::vector<llvm::Value *> conditions;
+  };
+  std::vector<LoopVersions> loopVersions_;
+  /// One copy of a loop entered from `entry`; returns its header.
+  llvm::BasicBlock *emitLoopCopy(llvm::Value *count, const std::function<void(llvm::Value *)> &body,
+                                 llvm::BasicBlock *entry, llvm::BasicBlock *exit);
   std::vector<llvm::Value *> scratch_;
   const FusionPlan *fusion_ = nullptr;
   const Mesh *currentMesh_ = nullptr;

@@ -9,6 +9,7 @@
 // from the smallest subnormal to the largest float, 0, infinity and NaN.
 #include "LlvmElementalHarness.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -201,4 +202,63 @@ TEST_CASE("llvm math: f32 division by a row's value is within 2 ulp, specials ex
     }
   INFO("worst " << worst << " ulp");
   CHECK(worst > 0); // the quotients are not all exact: the test sees the multiplication
+}
+
+namespace {
+
+/// Per basic block of `ir` with vector stores of f32: how many `fmul`s of
+/// 16 floats it has per such store.
+std::vector<double> multiplicationsPerStore(const std::string &ir) {
+  std::vector<double> ratios;
+  size_t stores = 0, multiplications = 0;
+  auto endBlock = [&] {
+    if (stores > 0)
+      ratios.push_back(double(multiplications) / double(stores));
+    stores = multiplications = 0;
+  };
+  size_t start = 0;
+  while (start < ir.size()) {
+    size_t end = ir.find('\n', start);
+    std::string line = ir.substr(start, end == std::string::npos ? end : end - start);
+    start = end == std::string::npos ? ir.size() : end + 1;
+    if (!line.empty() && line[0] != ' ' && line.find(':') != std::string::npos)
+      endBlock(); // a label starts the next block
+    if (line.find("store <16 x float>") != std::string::npos)
+      ++stores;
+    if (line.find("fmul <16 x float>") != std::string::npos)
+      ++multiplications;
+  }
+  endBlock();
+  return ratios;
+}
+
+} // namespace
+
+TEST_CASE("llvm math: f32 division by a row's value is one multiplication per element when the "
+          "reciprocal is a normal float",
+          "[llvm]") {
+  // The general form multiplies twice (by the f32 reciprocal, then by its
+  // power-of-two scale); the loop has a copy without the scale, entered when
+  // the scale is 1 (the test above runs both copies: its divisors from 1e-45
+  // to 3.4e38 need scales 2^64 and 2^-64 too).
+  std::string x = "tensor<8x512xf32>";
+  ElementalKernel kernel(program("%x: " + x,
+                                 "%s = reduce_sum %x {dims = [1], keep_dims = true}\n"
+                                 "%q = div %x, %s\nreturn %q",
+                                 x));
+  std::vector<double> ratios = multiplicationsPerStore(kernel.ir());
+  INFO(kernel.ir());
+  CHECK(std::count(ratios.begin(), ratios.end(), 1.0) > 0);
+  CHECK(std::count(ratios.begin(), ratios.end(), 2.0) > 0);
+
+  // A constant divisor: its reciprocal is known, so no copy and no scale.
+  ElementalKernel byConstant(program("%x: " + x,
+                                     "%c = constant dense<3.0> : " + x +
+                                         "\n"
+                                         "%q = div %x, %c\nreturn %q",
+                                     x));
+  ratios = multiplicationsPerStore(byConstant.ir());
+  INFO(byConstant.ir());
+  CHECK(!ratios.empty());
+  CHECK(std::count(ratios.begin(), ratios.end(), 1.0) == static_cast<long>(ratios.size()));
 }
