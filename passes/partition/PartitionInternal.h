@@ -12,9 +12,10 @@
 #include "ir/IR.h"
 
 #include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace shardc::partition {
@@ -53,8 +54,10 @@ public:
   std::string fresh(const std::string &hint);
 
 private:
-  std::set<std::string> used_;
-  std::map<std::string, int> counters_;
+  // Hashed: a function has a name per value, and ordered sets of strings
+  // that share long prefixes (%v1234) cost a string comparison per level.
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int> counters_;
 };
 
 /// The body of one per-device manual_computation being built.
@@ -64,7 +67,9 @@ struct Body {
   Block &block;
   NameTable &names;
   CollectiveReport *report;
-  std::map<const Value *, Local> locals;
+  /// Hashed (a lookup per operand of every op); references stay valid as
+  /// values are added.
+  std::unordered_map<const Value *, Local> locals;
   /// Reshard plans already searched in this function, by request: a program
   /// repeats the same resharding (every layer of a model), and the search is
   /// the costly part of partitioning (planReshard is a pure function).

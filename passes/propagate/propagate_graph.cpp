@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace shardc::propagation {
 
@@ -395,7 +396,7 @@ private:
   Graph &graph_;
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
-  std::map<const Value *, int> uses_; // of the function being built
+  std::unordered_map<const Value *, int> uses_; // of the function being built
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 
