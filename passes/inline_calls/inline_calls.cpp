@@ -4,7 +4,7 @@
 #include "ir/Clone.h"
 
 #include <map>
-#include <unordered_set>
+#include <set>
 
 namespace shardc {
 namespace {
@@ -22,10 +22,10 @@ private:
   bool explicitMode_;
   /// Every value name of the caller, gathered at its first call (a function
   /// without calls costs one walk of its ops, no strings).
-  std::unordered_set<std::string> names_;
+  std::set<std::string> names_;
   bool namesKnown_ = false;
-  std::string prefix_;                    // `callee.` of the call being inlined
-  std::unordered_set<std::string> taken_; // its result names already given to a copy
+  std::string prefix_;          // `callee.` of the call being inlined
+  std::set<std::string> taken_; // its result names already given to a copy
 
   void walkBlocks(const Block &block) {
     for (const auto &arg : block.args)

@@ -107,7 +107,7 @@ void partitionGeneric(Body &body, const Op &op) {
   if (!rule)
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: no sharding rule", op.name()));
   const Mesh &mesh = body.mesh;
-  // The operands' locals stay in body.locals (node-based: adding the
+  // The operands' locals stay in body.locals (a std::map: adding the
   // results below moves none of them).
   std::vector<const Local *> inputs;
   std::vector<const Sharding *> operandShardings, resultShardings;

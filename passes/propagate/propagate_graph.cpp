@@ -128,6 +128,9 @@ private:
   /// bodies included), for Shardy's single-use op priority.
   void countUses(const Block &body) {
     uses_.clear();
+    // Sized up front: growing rehashes every entry, far apart in memory on
+    // a long function.
+    uses_.reserve(body.ops.size() + body.args.size());
     for (const Value *v : body.returned)
       ++uses_[v];
     walkOps(body, [&](Op &op) {

@@ -73,6 +73,7 @@ public:
   void function(Function &f) {
     scopes_.clear();
     users_.clear();
+    scopes_.reserve(f.body.ops.size() + f.body.args.size());
     askers_.clear();
     for (auto &arg : f.body.args)
       scopes_[arg.get()] = nullptr;
