@@ -12,9 +12,7 @@ namespace {
 class Inliner {
 public:
   Inliner(const Module &module, Function &caller, bool explicitMode)
-      : module_(module), caller_(caller), explicitMode_(explicitMode) {
-    walkBlocks(caller.body);
-  }
+      : module_(module), caller_(caller), explicitMode_(explicitMode) {}
 
   void run() { inlineBlock(caller_.body); }
 
@@ -22,7 +20,10 @@ private:
   const Module &module_;
   Function &caller_;
   bool explicitMode_;
-  std::set<std::string> names_; // every value name of the caller
+  /// Every value name of the caller, gathered at its first call (a function
+  /// without calls costs one walk of its ops, no strings).
+  std::set<std::string> names_;
+  bool namesKnown_ = false;
   std::string prefix_;          // `callee.` of the call being inlined
   std::set<std::string> taken_; // its result names already given to a copy
 
@@ -141,6 +142,10 @@ private:
           inlineBlock(*region);
         ++i;
         continue;
+      }
+      if (!namesKnown_) {
+        walkBlocks(caller_.body);
+        namesKnown_ = true;
       }
       prefix_ = op.get(attrs::callee, "") + ".";
       taken_.clear();

@@ -53,6 +53,10 @@ public:
   std::string fresh(const std::string &hint);
 
 private:
+  // Ordered, not hashed: fresh() looks up a name or two per new value, and
+  // the top of a tree stays in cache where a hash table's buckets are all
+  // cold on a long function (hashed, partitioning 100,000 ops took 0.71 s
+  // instead of 0.51).
   std::set<std::string> used_;
   std::map<std::string, int> counters_;
 };
@@ -64,6 +68,9 @@ struct Body {
   Block &block;
   NameTable &names;
   CollectiveReport *report;
+  /// Ordered: the values of a body are allocated in program order, so a
+  /// tree keyed by their addresses is walked mostly along its recent, cached
+  /// part (hashed, partitioning 100,000 ops was no faster).
   std::map<const Value *, Local> locals;
   /// Reshard plans already searched in this function, by request: a program
   /// repeats the same resharding (every layer of a model), and the search is

@@ -22,7 +22,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace shardc {
 namespace {
@@ -46,7 +47,7 @@ void forEachUse(const Op &op, const std::function<void(const Value *)> &fn) {
 }
 
 /// Every value defined inside `op`'s regions (arguments and results).
-void definedInside(const Op &op, std::set<const Value *> &out) {
+void definedInside(const Op &op, std::unordered_set<const Value *> &out) {
   for (Block *region : op.regions()) {
     for (const auto &arg : region->args)
       out.insert(arg.get());
@@ -156,7 +157,24 @@ private:
   std::map<std::string, ReshardPlan> plans_; // Body::plans
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
-  std::map<const Value *, Value *> globals_;
+  std::unordered_map<const Value *, Value *> globals_;
+  /// The last of old_ that uses each value (forEachUse), so that finding a
+  /// run's results does not scan the ops after it once per value; filled
+  /// when a run has ops after it (usedLater).
+  std::unordered_map<const Value *, size_t> lastUse_;
+  bool lastUseKnown_ = false;
+
+  /// Whether an op after `end` uses `v`, or the function returns it.
+  bool usedLater(const Value *v, size_t end) {
+    if (end < old_.size() && !lastUseKnown_) {
+      for (size_t i = 0; i < old_.size(); ++i)
+        forEachUse(*old_[i], [&](const Value *used) { lastUse_[used] = i; });
+      lastUseKnown_ = true;
+    }
+    auto last = lastUse_.find(v);
+    return (last != lastUse_.end() && last->second >= end) ||
+           std::find(f_.body.returned.begin(), f_.body.returned.end(), v) != f_.body.returned.end();
+  }
 
   /// The ops [begin, end) on one mesh (null: a reshard between meshes),
   /// and the returned values the run hands back unchanged.
@@ -362,11 +380,11 @@ private:
                                                : f_.loc;
     const Mesh &mesh = findMesh(meshName, firstLoc);
     // Operands: values used in the run and defined before it.
-    std::set<const Op *> inRun;
+    std::unordered_set<const Op *> inRun(end - begin);
     for (size_t i = begin; i < end; ++i)
       inRun.insert(old_[i].get());
     std::vector<const Value *> inputs, outputs;
-    std::set<const Value *> inside; // defined in the regions of the run's ops
+    std::unordered_set<const Value *> inside; // defined in the regions of the run's ops
     for (size_t i = begin; i < end; ++i) {
       definedInside(*old_[i], inside);
       checkRegionsOnMesh(*old_[i], meshName);
@@ -374,26 +392,19 @@ private:
     auto definedInRun = [&](const Value *v) {
       return (v->definingOp && inRun.count(v->definingOp)) || inside.count(v);
     };
+    std::unordered_set<const Value *> isInput; // inputs, for a lookup per use
     for (size_t i = begin; i < end; ++i)
       forEachUse(*old_[i], [&](const Value *operand) {
-        if (operand && !definedInRun(operand) &&
-            std::find(inputs.begin(), inputs.end(), operand) == inputs.end())
+        if (operand && !definedInRun(operand) && isInput.insert(operand).second)
           inputs.push_back(operand);
       });
     for (const Value *v : passThrough)
-      if (std::find(inputs.begin(), inputs.end(), v) == inputs.end())
+      if (isInput.insert(v).second)
         inputs.push_back(v);
     // Results: values of the run used after it or returned.
-    auto usedLater = [&](const Value *v) {
-      bool used = false;
-      for (size_t j = end; j < old_.size() && !used; ++j)
-        forEachUse(*old_[j], [&](const Value *operand) { used |= operand == v; });
-      return used || std::find(f_.body.returned.begin(), f_.body.returned.end(), v) !=
-                         f_.body.returned.end();
-    };
     for (size_t i = begin; i < end; ++i)
       for (const auto &r : old_[i]->results)
-        if (usedLater(r.get()))
+        if (usedLater(r.get(), end))
           outputs.push_back(r.get());
     outputs.insert(outputs.end(), passThrough.begin(), passThrough.end());
 

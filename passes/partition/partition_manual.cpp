@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 
 namespace shardc::partition {
 namespace {

@@ -72,12 +72,6 @@ struct Edge {
   /// waits for stage 1 (Shardy's single-use pass-through priority).
   bool multiUseOperand = false;
   Loc loc;
-  /// The driver's bookkeeping: a visit with op-priority directions
-  /// `settledDirections` (edgeDirections) changed nothing at clock
-  /// `settledClock`; until one of its tensors changes, a visit with the same
-  /// directions would change nothing either, whatever the round or stage.
-  int settledDirections = -1;
-  uint64_t settledClock = 0;
 };
 
 /// A manual_computation in/out sharding: propagation works on a copy (in

@@ -45,13 +45,29 @@
 #include "passes/propagate/ShardingOrigins.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace shardc {
 namespace {
 
 using namespace propagation;
+
+/// The driver's bookkeeping of one edge, apart from the edge so that a sweep
+/// over settled edges reads two arrays in order (the edges and their slots
+/// are far apart in memory on a long program): a visit with op-priority
+/// directions `settledDirections` (edgeDirections) changed nothing at clock
+/// `settledClock`; until one of its tensors changes, a visit with the same
+/// directions would change nothing either, whatever the round or stage.
+struct EdgeState {
+  uint64_t settledClock = 0;
+  int8_t settledDirections = -1;
+  std::array<int8_t, 4> directions{}; // edgeDirections per stage
+  uint32_t firstSlot = 0;             // its slots' numbers: slotIds_[firstSlot, + numSlots)
+  uint32_t numSlots = 0;
+};
 
 /// A dim held back until its priority's round.
 struct Deferred {
@@ -85,14 +101,17 @@ public:
     for (int64_t round : rounds) {
       round_ = round;
       release(round);
+      size_t first = 0; // of the function's edges in states_
       for (std::vector<Edge> &edges : graph_.functions) {
+        EdgeState *states = states_.data() + first;
         // Shardy pushes the function results' shardings onto the returned
         // values before anything else, so a written result is there first.
-        for (Edge &edge : edges)
-          if (!edge.op)
-            visit(edge, 0);
+        for (size_t e = 0; e < edges.size(); ++e)
+          if (!edges[e].op)
+            visit(edges[e], states[e], 0);
         for (int stage = 0; stage < 4; ++stage)
-          fixedPoint(edges, stage);
+          fixedPoint(edges, states, stage);
+        first += edges.size();
       }
     }
     close();
@@ -139,33 +158,34 @@ private:
       addFunction(*f);
   }
 
-  /// Gives every slot the number of its place, for the change clock
-  /// (sorting instead of a hash map: no allocation per slot).
+  /// Gives every slot the number of its place, for the change clock (the
+  /// places numbered in the order edges first name them), and every edge its
+  /// EdgeState.
   void numberSlots() {
-    std::vector<std::pair<const Storage *, Slot *>> slots;
+    size_t slots = 0;
+    for (const std::vector<Edge> &edges : graph_.functions)
+      for (const Edge &edge : edges)
+        slots += edge.operands.size() + edge.results.size();
+    std::unordered_map<const Storage *, uint32_t> ids(slots);
+    auto number = [&](Slot &slot) {
+      slot.id = ids.try_emplace(slot.sharding, static_cast<uint32_t>(ids.size())).first->second;
+      slotIds_.push_back(slot.id);
+    };
+    slotIds_.reserve(slots);
     for (std::vector<Edge> &edges : graph_.functions)
       for (Edge &edge : edges) {
-        for (Slot &slot : edge.operands)
-          slots.emplace_back(slot.sharding, &slot);
-        for (Slot &slot : edge.results)
-          slots.emplace_back(slot.sharding, &slot);
+        EdgeState &state = states_.emplace_back();
+        for (int stage = 0; stage < 4; ++stage)
+          state.directions[stage] = static_cast<int8_t>(edgeDirections(edge, stage));
+        state.firstSlot = static_cast<uint32_t>(slotIds_.size());
+        state.numSlots = static_cast<uint32_t>(edge.operands.size() + edge.results.size());
+        std::for_each(edge.operands.begin(), edge.operands.end(), number);
+        std::for_each(edge.results.begin(), edge.results.end(), number);
       }
-    std::sort(slots.begin(), slots.end(),
-              [](const auto &a, const auto &b) { return std::less<>()(a.first, b.first); });
-    uint32_t next = 0;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (i > 0 && slots[i].first != slots[i - 1].first)
-        ++next;
-      slots[i].second->id = next;
-    }
-    changedAt_.assign(slots.empty() ? 0 : next + 1, 0);
-    for (Deferred &d : deferred_) {
-      auto it = std::lower_bound(
-          slots.begin(), slots.end(), d.storage,
-          [](const auto &entry, const Storage *s) { return std::less<>()(entry.first, s); });
-      if (it != slots.end() && it->first == d.storage)
-        d.id = it->second->id;
-    }
+    changedAt_.assign(ids.size(), 0);
+    for (Deferred &d : deferred_)
+      if (auto it = ids.find(d.storage); it != ids.end())
+        d.id = it->second;
   }
 
   // ---- user priorities -----------------------------------------------------------
@@ -215,37 +235,38 @@ private:
 
   // ---- the fixed point -------------------------------------------------------------
 
-  void fixedPoint(std::vector<Edge> &edges, int stage) {
+  /// `states`: those of `edges`, in the same order.
+  void fixedPoint(std::vector<Edge> &edges, EdgeState *states, int stage) {
     // Axes only ever grow, so this ends; the bound guards against a bug.
     for (int sweep = 0; sweep < 10000; ++sweep) {
       bool changed = false;
-      for (Edge &edge : edges)
-        changed |= visit(edge, stage);
-      for (auto it = edges.rbegin(); it != edges.rend(); ++it)
-        changed |= visit(*it, stage);
+      for (size_t e = 0; e < edges.size(); ++e)
+        changed |= visit(edges[e], states[e], stage);
+      for (size_t e = edges.size(); e-- > 0;)
+        changed |= visit(edges[e], states[e], stage);
       if (!changed)
         return;
     }
   }
 
-  /// Whether `edge` settled with the directions of `stage` and none of its
+  /// Whether an edge settled with the directions of `stage` and none of its
   /// tensors changed since.
-  bool settled(const Edge &edge, int stage) const {
-    if (edge.settledDirections != edgeDirections(edge, stage))
+  bool settled(const EdgeState &state, int stage) const {
+    if (state.settledDirections != state.directions[stage])
       return false;
-    auto unchanged = [&](const Slot &slot) { return changedAt_[slot.id] <= edge.settledClock; };
-    return std::all_of(edge.operands.begin(), edge.operands.end(), unchanged) &&
-           std::all_of(edge.results.begin(), edge.results.end(), unchanged);
+    const uint32_t *ids = slotIds_.data() + state.firstSlot;
+    return std::all_of(ids, ids + state.numSlots,
+                       [&](uint32_t id) { return changedAt_[id] <= state.settledClock; });
   }
 
-  bool visit(Edge &edge, int stage) {
-    if (settled(edge, stage))
+  bool visit(Edge &edge, EdgeState &state, int stage) {
+    if (settled(state, stage))
       return false;
     bool changed = update(edge, stage);
     // An edge that changed something is visited again: its new shardings
     // may let it do more (Shardy likewise revisits until nothing changes).
-    edge.settledDirections = changed ? -1 : edgeDirections(edge, stage);
-    edge.settledClock = clock_;
+    state.settledDirections = changed ? -1 : state.directions[stage];
+    state.settledClock = clock_;
     return changed;
   }
 
@@ -431,6 +452,8 @@ private:
   int64_t round_ = 0;
   uint64_t clock_ = 0;              // counts sharding changes
   std::vector<uint64_t> changedAt_; // by slot number: the clock of its last change
+  std::vector<EdgeState> states_;   // of every edge, the functions' edge lists one after another
+  std::vector<uint32_t> slotIds_;   // the slots' numbers, edge after edge (EdgeState::firstSlot)
 };
 
 } // namespace

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 namespace shardc::propagation {
 
@@ -127,6 +128,9 @@ private:
   /// bodies included), for Shardy's single-use op priority.
   void countUses(const Block &body) {
     uses_.clear();
+    // Sized up front: growing rehashes every entry, far apart in memory on
+    // a long function.
+    uses_.reserve(body.ops.size() + body.args.size());
     for (const Value *v : body.returned)
       ++uses_[v];
     walkOps(body, [&](Op &op) {
@@ -395,7 +399,7 @@ private:
   Graph &graph_;
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
-  std::map<const Value *, int> uses_; // of the function being built
+  std::unordered_map<const Value *, int> uses_; // of the function being built
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 

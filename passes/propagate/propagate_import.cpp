@@ -20,7 +20,7 @@
 #include "ir/AxisAlgebra.h"
 #include "passes/propagate/PropagateInternal.h"
 
-#include <map>
+#include <unordered_map>
 #include <utility>
 
 namespace shardc::propagation {
@@ -73,6 +73,7 @@ public:
   void function(Function &f) {
     scopes_.clear();
     users_.clear();
+    scopes_.reserve(f.body.ops.size() + f.body.args.size());
     askers_.clear();
     for (auto &arg : f.body.args)
       scopes_[arg.get()] = nullptr;
@@ -136,9 +137,9 @@ private:
   std::vector<const std::optional<Sharding> *> &copied_;
   /// The values that may take a sharding, with the manual_computation
   /// around their definition.
-  std::map<const Value *, const Op *> scopes_;
+  std::unordered_map<const Value *, const Op *> scopes_;
   /// Per value: its sharding_constraint and manual_computation users.
-  std::map<const Value *, std::vector<std::pair<const Op *, size_t>>> users_;
+  std::unordered_map<const Value *, std::vector<std::pair<const Op *, size_t>>> users_;
   /// Every sharding_constraint and manual_computation operand, in program
   /// order, with the manual_computation around the op.
   struct Asker {
