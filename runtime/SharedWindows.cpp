@@ -127,6 +127,10 @@ bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
     // A member without the window cannot take part in freeing it (a
     // collective call), so a member that made one keeps it unfreed.
     return false;
+  // A passive epoch on every member for the window's life: MPI_Win_sync
+  // below orders this member's header stores before the others' loads (the
+  // exchanges order theirs with C++ acquire/release on the counts).
+  checkMpi(ctx_, MPI_Win_lock_all(MPI_MODE_NOCHECK, win), "MPI_Win_lock_all");
   window.win_ = win;
   window.capacity_ = capacity;
   window.segments_.assign(static_cast<size_t>(window.members_), nullptr);
@@ -146,7 +150,9 @@ bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
   window.packedChunks = 0;
   window.finishedExchanges = 0;
   window.directExchanges = 0;
+  checkMpi(ctx_, MPI_Win_sync(win), "MPI_Win_sync");
   meet(ctx_, window.comm_); // every header is set before any member reads one
+  checkMpi(ctx_, MPI_Win_sync(win), "MPI_Win_sync");
   window.direct_ = kernelCopiesWork(window);
   return true;
 }
@@ -179,6 +185,7 @@ void SharedWindows::free(SharedWindow &window) {
   // A member arrives here after its last exchange, so once all have met no
   // one reads a segment any more.
   meet(ctx_, window.comm_);
+  checkMpi(ctx_, MPI_Win_unlock_all(window.win_), "MPI_Win_unlock_all");
   checkMpi(ctx_, MPI_Win_free(&window.win_), "MPI_Win_free");
   window.capacity_ = 0;
   window.segments_.clear();

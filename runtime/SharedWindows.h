@@ -29,8 +29,8 @@ struct SegmentHeader {
   alignas(64) std::atomic<int64_t> packed;
   /// Exchanges (of either kind) whose reading the owner has finished.
   alignas(64) std::atomic<int64_t> finished;
-  /// Direct exchanges: kernel copies other members have done to or from the
-  /// owner's buffers.
+  /// Direct exchanges: the blocks other members have finished moving to or
+  /// from the owner's buffers.
   alignas(64) std::atomic<int64_t> accessed;
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free, "atomics in shared memory");
@@ -42,14 +42,11 @@ class SharedWindow {
 public:
   SharedWindow(MPI_Comm comm, int64_t members) : comm_(comm), members_(members) {}
 
-  /// Where member k's data starts (page-aligned).
+  /// Where member k's data starts (a page after its header).
   char *data(int64_t k) const { return segments_[static_cast<size_t>(k)] + kDataOffset; }
   SegmentHeader &header(int64_t k) const {
     return *reinterpret_cast<SegmentHeader *>(segments_[static_cast<size_t>(k)]);
   }
-  MPI_Comm comm() const { return comm_; }
-  int64_t members() const { return members_; }
-  int64_t capacity() const { return capacity_; }
 
   /// Whether the kernel may copy between every two members' memory
   /// (process_vm_writev/readv: same user, no ptrace restriction).
@@ -64,6 +61,7 @@ public:
 private:
   friend class SharedWindows;
   static constexpr int64_t kDataOffset = 4096;
+  static_assert(sizeof(SegmentHeader) <= kDataOffset, "the header fits before the data");
 
   MPI_Comm comm_;
   int64_t members_;
@@ -114,9 +112,9 @@ public:
   int64_t directExchanges = 0;
   int64_t packedExchanges = 0;
 
-  /// Frees `window`'s memory when the program runs under a memory budget
-  /// (release_scratch: the compiler counted the exchange's memory at the
-  /// collective only); else nothing. Collective over the window's group.
+  /// Frees `window` when it holds data and the program runs under a memory
+  /// budget (release_scratch: the compiler counted the exchange's memory at
+  /// the collective only); else nothing. Collective over the window's group.
   void releaseAfterUse(SharedWindow &window);
 
 private:
