@@ -216,7 +216,10 @@ void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *g
     internalError(ctx, format("all_to_all: split dim %lld of size %lld over %lld devices",
                               static_cast<long long>(split_dim),
                               static_cast<long long>(shape[split_dim]), static_cast<long long>(n)));
-  if (n == 1) {
+  if (local == 0) {
+    // An empty operand (every member's is: SPMD) moves nothing; the shared
+    // window's handshakes count blocks of at least one chunk.
+  } else if (n == 1) {
     std::memcpy(out, in, static_cast<size_t>(local * size));
   } else {
     // Each block has the operand's shape with split_dim divided by n.

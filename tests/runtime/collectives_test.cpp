@@ -89,6 +89,12 @@ void checkMovement(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t d
                   describe(c, "reduce_scatter", axes, dtype, divisible, dim));
     }
 
+    // An empty all_to_all (a zero dim beside the split one) returns at once.
+    std::vector<int64_t> empty = divisible;
+    empty[(dim + 1) % 3] = 0;
+    char none[1] = {0};
+    shardrt_all_to_all(c.ctx, -1, &group, dtype, 3, empty.data(), dim, (dim + 2) % 3, none, none);
+
     // all_to_all from split dim `dim` to every concat dim: block j of my
     // operand goes to member j; I concatenate what I get in sender order.
     for (int64_t concatDim = 0; concatDim < 3; ++concatDim) {
