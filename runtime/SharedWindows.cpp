@@ -4,6 +4,7 @@
 // before MPI_Finalize. The exchange itself is SharedAllToAll.cpp.
 #include "runtime/SharedWindows.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,11 @@ constexpr int64_t kPage = 4096;
 } // namespace
 
 SharedWindows::SharedWindows(shardrt_context *ctx) : ctx_(ctx) {
+  // Open MPI's and MPICH's launchers say how many ranks share this node.
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char *count = std::getenv(name))
+      ranksOnNode_ = std::max<int64_t>(ranksOnNode_, std::atoll(count));
+  cores_ = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
   const char *forced = std::getenv("SHARDRT_A2A");
   if (!forced || !*forced)
     return;
@@ -87,6 +93,10 @@ bool SharedWindows::reserve(SharedWindow &window, int64_t bytes) {
     cannotShare(window.comm_, "MPI_Win_allocate_shared failed");
   byComm_[window.comm_] = nullptr; // point to point from now on
   return false;
+}
+
+bool SharedWindows::crowded(const SharedWindow &window) const {
+  return std::max(ranksOnNode_, window.members_) > cores_;
 }
 
 void SharedWindows::releaseAfterUse(SharedWindow &window) {

@@ -100,6 +100,10 @@ public:
   /// SHARDRT_A2A's choice.
   AllToAllPath forced() const { return mode_; }
 
+  /// Whether this node runs more ranks than it has cores (the launcher's
+  /// count of ranks on the node, else at least the window's members).
+  bool crowded(const SharedWindow &window) const;
+
   /// The data bytes per member that the windows hold now.
   int64_t dataBytes() const {
     int64_t bytes = 0;
@@ -132,6 +136,8 @@ private:
 
   shardrt_context *ctx_;
   AllToAllPath mode_ = AllToAllPath::Auto;
+  int64_t ranksOnNode_ = 0; ///< as the launcher says (0: it does not)
+  int64_t cores_ = 1;
   /// Per group communicator: its window, or null when it goes point to
   /// point. Windows are freed in the order they were made, the same on
   /// every rank (every rank makes them in program order), so that the
