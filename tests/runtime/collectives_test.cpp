@@ -337,8 +337,8 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
 
 /// Which way the strided all_to_alls went: SHARDRT_A2A forces one (ctest
 /// runs this test under each); unset, a group on one node (every group here)
-/// exchanges through its shared window, directly where the kernel copies
-/// between the ranks.
+/// exchanges through its shared window (directly where the kernel copies
+/// between the ranks and they have a core each, else packed).
 void checkAllToAllPath(shardrt_context *ctx, int ranks, Checker &checker) {
   if (ranks == 1)
     return;
