@@ -1,53 +1,19 @@
 // shardrt_all_to_all (SPMD_CONTRACT.md section 2): block j of the operand
 // (split along split_dim) goes to group member j, and member k's block becomes
 // block k of the result (concatenated along concat_dim). With every block
-// contiguous this is MPI_Ialltoall; otherwise the blocks travel in chunks,
+// contiguous this is MPI_Ialltoall; otherwise, in a group on one node,
+// through a shared window (SharedAllToAll.cpp), else in point-to-point chunks,
 // each packed while the previous ones are on their way (class Exchange).
+#include "runtime/AllToAll.h"
 #include "runtime/Communicators.h"
+#include "runtime/SharedWindows.h"
 
 #include <sched.h>
 
-#include <algorithm>
-#include <climits>
-#include <cstring>
 #include <vector>
 
 namespace shardrt {
 namespace {
-
-/// Where the elements of one block live in a buffer: element e of the block
-/// (in the block's own row-major order) is element
-/// ((e - origin) / piece) * stride + (e - origin) % piece of `base`. A block
-/// of a buffer split into n interleaved blocks has pieces of `piece` elements
-/// every n * piece; a contiguous run has one endless piece.
-struct BlockView {
-  char *base;
-  int64_t piece, stride, origin;
-  static BlockView contiguous(char *base, int64_t origin) { return {base, INT64_MAX, 0, origin}; }
-  char *at(int64_t e, int64_t size) const {
-    int64_t i = e - origin;
-    return base + ((i / piece) * stride + i % piece) * size;
-  }
-  /// How many elements from e on are contiguous here.
-  int64_t runFrom(int64_t e) const { return piece - (e - origin) % piece; }
-};
-
-/// Copies elements [first, last) of a block between two views of it, one
-/// memcpy per run that is contiguous in both.
-void copyRange(const BlockView &dst, const BlockView &src, int64_t first, int64_t last,
-               int64_t size) {
-  for (int64_t e = first; e < last;) {
-    int64_t run = std::min({last - e, src.runFrom(e), dst.runFrom(e)});
-    std::memcpy(dst.at(e, size), src.at(e, size), static_cast<size_t>(run * size));
-    e += run;
-  }
-}
-
-/// How a buffer holds its n blocks: each of `rows` rows is n pieces of
-/// `piece` elements, piece j belonging to block j (one row: contiguous blocks).
-struct Interleaved {
-  int64_t rows, piece;
-};
 
 /// The exchange of strided blocks. MPI_Alltoall wants contiguous blocks,
 /// which would cost a pack pass over the whole operand before anything is
@@ -66,15 +32,10 @@ struct Interleaved {
 /// too, but MPICH moved them 2.5x slower than a pack and a contiguous send.
 class Exchange {
 public:
-  Exchange(shardrt_context *ctx, MPI_Comm comm, int64_t dtype, int64_t n, int64_t block,
-           const char *in, Interleaved from, char *out, Interleaved to)
-      : ctx_(ctx), comm_(comm), type_(mpiType(dtype)), n_(n), block_(block),
-        size_(elementSize(ctx, dtype)), chunks_(kChunkBytes, size_), from_(from), to_(to),
-        in_(const_cast<char *>(in)), out_(out) {
-    int me = 0;
-    checkMpi(ctx, MPI_Comm_rank(comm, &me), "MPI_Comm_rank");
-    me_ = me;
-  }
+  Exchange(shardrt_context *ctx, MPI_Comm comm, const AllToAllBlocks &blocks)
+      : ctx_(ctx), comm_(comm), b_(blocks), type_(blocks.type), n_(blocks.n), block_(blocks.block),
+        size_(blocks.size), chunks_(kAllToAllChunkBytes, size_), from_(blocks.from), to_(blocks.to),
+        me_(blocks.me) {}
 
   void run() {
     int64_t count = chunks_.count(block_);
@@ -98,18 +59,13 @@ private:
   /// 64 MiB on 2 ranks (docs/backend-and-runtime.md): chunks of 128 or
   /// 256 KiB and rings of 2 or 4 took 14.1-14.3 ms, 64 KiB chunks 15.1, no
   /// ring (every chunk in its own place) 16.6.
-  static constexpr int64_t kChunkBytes = int64_t(128) << 10;
   static constexpr int64_t kRingSlots = 2;
   /// Receives tested per poll, from the oldest pending one on.
   static constexpr int64_t kPollWindow = 64;
 
   bool packs() const { return from_.rows > 1; }
-  BlockView source(int64_t j) const {
-    return {in_ + j * from_.piece * size_, from_.piece, n_ * from_.piece, 0};
-  }
-  BlockView target(int64_t k) const {
-    return {out_ + k * to_.piece * size_, to_.piece, n_ * to_.piece, 0};
-  }
+  BlockView source(int64_t j) const { return b_.source(j); }
+  BlockView target(int64_t k) const { return b_.target(k); }
   /// Member k's block as it arrives (contiguous), before it is unpacked.
   BlockView landed(int64_t k) const {
     return BlockView::contiguous(landing_ + k * block_ * size_, 0);
@@ -161,17 +117,12 @@ private:
     // Where each member's piece goes: the result for my own, else (packed)
     // a place in the send buffer holding element `first` at its start.
     places_.assign(static_cast<size_t>(n_), target(me_));
-    for (int64_t j = 0; packs() && j < n_; ++j)
+    for (int64_t j = 0; j < n_; ++j)
       if (j != me_)
         places_[static_cast<size_t>(j)] =
-            BlockView::contiguous(packedChunk(j, placeFor(j, c)), first);
-    for (int64_t lo = first; lo < last;) {
-      int64_t hi = std::min(last, (lo / from_.piece + 1) * from_.piece); // within one row
-      for (int64_t j = 0; j < n_; ++j)
-        if (j == me_ || packs())
-          copyRange(places_[static_cast<size_t>(j)], source(j), lo, hi, size_);
-      lo = hi;
-    }
+            packs() ? BlockView::contiguous(packedChunk(j, placeFor(j, c)), first)
+                    : BlockView{nullptr, 1, 0, 0};
+    b_.scatterRows(places_.data(), first, last);
     for (int64_t d = 1; d < n_; ++d) {
       int64_t j = (me_ + d) % n_;
       const char *data = (packs() ? places_[static_cast<size_t>(j)] : source(j)).at(first, size_);
@@ -225,12 +176,12 @@ private:
 
   shardrt_context *ctx_;
   MPI_Comm comm_;
+  const AllToAllBlocks &b_;
   MPI_Datatype type_;
   int64_t n_, block_, size_;
   Chunks chunks_;
   Interleaved from_, to_;
-  char *in_, *out_;
-  int64_t me_ = 0;
+  int64_t me_;
   char *packed_ = nullptr, *landing_ = nullptr;
   std::vector<MPI_Request> receives_, sends_;
   /// Per ring slot and member, the index in sends_ of its last send (-1: none).
@@ -241,6 +192,11 @@ private:
 };
 
 } // namespace
+
+void exchangePointToPoint(shardrt_context *ctx, MPI_Comm comm, const AllToAllBlocks &blocks) {
+  Exchange(ctx, comm, blocks).run();
+}
+
 } // namespace shardrt
 
 using namespace shardrt;
@@ -260,7 +216,10 @@ void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *g
     internalError(ctx, format("all_to_all: split dim %lld of size %lld over %lld devices",
                               static_cast<long long>(split_dim),
                               static_cast<long long>(shape[split_dim]), static_cast<long long>(n)));
-  if (n == 1) {
+  if (local == 0) {
+    // An empty operand (every member's is: SPMD) moves nothing; the shared
+    // window's handshakes count blocks of at least one chunk.
+  } else if (n == 1) {
     std::memcpy(out, in, static_cast<size_t>(local * size));
   } else {
     // Each block has the operand's shape with split_dim divided by n.
@@ -280,9 +239,18 @@ void shardrt_all_to_all(shardrt_context *ctx, int64_t op, const shardrt_group *g
           "MPI_Ialltoall");
       waitAll(ctx, 1, &request, "MPI_Ialltoall");
     } else {
-      Exchange(ctx, g.comm, dtype, n, block, static_cast<const char *>(in), from,
-               static_cast<char *>(out), to)
-          .run();
+      AllToAllBlocks blocks{mpiType(dtype),
+                            n,
+                            block,
+                            size,
+                            from,
+                            to,
+                            static_cast<char *>(const_cast<void *>(in)),
+                            static_cast<char *>(out),
+                            g.index};
+      SharedWindow *window = ctx->windows->get(g.comm, n);
+      if (!window || !exchangeShared(ctx, *window, blocks))
+        exchangePointToPoint(ctx, g.comm, blocks);
     }
   }
   recordCollective(ctx, op, Collective::AllToAll, start,

@@ -61,6 +61,7 @@ struct TraceEvent {
 constexpr int64_t kTraceOp = -1, kTraceRun = -2, kTraceInputs = -3, kTraceOutputs = -4;
 
 class Communicators;
+class SharedWindows;
 
 } // namespace shardrt
 
@@ -76,6 +77,8 @@ struct shardrt_context {
   std::vector<int64_t> positions;
   std::vector<std::vector<int64_t>> coords;
   std::unique_ptr<shardrt::Communicators> comms;
+  /// The all_to_all's node-shared windows, freed before the communicators.
+  std::unique_ptr<shardrt::SharedWindows> windows;
   /// A private duplicate of MPI_COMM_WORLD for point-to-point permutes and
   /// the runtime's own agreement steps.
   MPI_Comm world = MPI_COMM_NULL;
@@ -149,7 +152,7 @@ void waitAll(shardrt_context *ctx, int count, MPI_Request *requests, const char 
 /// message); if any did, the lowest failing rank prints its message and all
 /// ranks return true (the caller cleans up and calls exitAll). Collective.
 bool anyRankFailed(shardrt_context *ctx, const std::string &myError);
-/// Frees the runtime's MPI objects (communicators, ops) and scratch
+/// Frees the runtime's MPI objects (windows, communicators, ops) and scratch
 /// buffers; finalizes MPI when shardrt_init started it.
 void releaseContext(shardrt_context *ctx);
 /// Releases the context and exits every rank with `status` (all ranks call

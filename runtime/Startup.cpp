@@ -3,6 +3,7 @@
 #include "runtime/CommandLine.h"
 #include "runtime/Communicators.h"
 #include "runtime/Outputs.h"
+#include "runtime/SharedWindows.h"
 
 #include <cmath>
 #include <cstdio>
@@ -81,6 +82,7 @@ void releaseScratch(shardrt_context *ctx) {
 }
 
 void releaseContext(shardrt_context *ctx) {
+  ctx->windows.reset();
   ctx->comms.reset();
   if (ctx->floatMax != MPI_OP_NULL)
     MPI_Op_free(&ctx->floatMax);
@@ -154,6 +156,7 @@ shardrt_context *shardrt_init(const shardrt_program *program, int argc, char **a
   waitAll(ctx, 1, &duplicated, "MPI_Comm_idup");
   placeOnMeshes(ctx);
   ctx->comms = std::make_unique<Communicators>(ctx);
+  ctx->windows = std::make_unique<SharedWindows>(ctx);
   checkMpi(ctx, MPI_Op_create(floatReduction<true>, 1, &ctx->floatMax), "MPI_Op_create");
   checkMpi(ctx, MPI_Op_create(floatReduction<false>, 1, &ctx->floatMin), "MPI_Op_create");
   ctx->opStats.resize(static_cast<size_t>(program->num_ops));

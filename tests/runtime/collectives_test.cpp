@@ -7,10 +7,13 @@
 #include "TestProgram.h"
 #include "TestTensors.h"
 #include "runtime/Context.h"
+#include "runtime/SharedWindows.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 using namespace shardrt_test;
 
@@ -85,6 +88,12 @@ void checkMovement(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t d
       expectEqual(c.checker, decode(received, expected.shape, dtype), expected,
                   describe(c, "reduce_scatter", axes, dtype, divisible, dim));
     }
+
+    // An empty all_to_all (a zero dim beside the split one) returns at once.
+    std::vector<int64_t> empty = divisible;
+    empty[(dim + 1) % 3] = 0;
+    char none[1] = {0};
+    shardrt_all_to_all(c.ctx, -1, &group, dtype, 3, empty.data(), dim, (dim + 2) % 3, none, none);
 
     // all_to_all from split dim `dim` to every concat dim: block j of my
     // operand goes to member j; I concatenate what I get in sender order.
@@ -290,6 +299,7 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
   shardrt_group group{0, 1, axes.data()};
   std::vector<int64_t> shape = {2, 3};
   std::vector<float> in(6, 1.0f), out(6 * static_cast<size_t>(size));
+  int64_t held = 0; // window data bytes after the all_to_all below
   for (bool release : {false, true}) {
     program.releaseScratch(release);
     shardrt_all_gather(ctx, -1, &group, SHARDRT_F32, 2, shape.data(), 1, in.data(), out.data());
@@ -297,8 +307,52 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
     checker.check(size == 1 || kept != release, release
                                                     ? "scratch freed when the collective returns"
                                                     : "scratch kept for the next collective");
+    // A strided all_to_all (its blocks are columns): a packed exchange's
+    // window data is freed likewise, and the result is right either way.
+    std::vector<int64_t> wide = {2, 3 * size};
+    std::vector<float> operand(static_cast<size_t>(6 * size)), blocks(operand.size());
+    int64_t me = shardrt_group_index(ctx, &group);
+    for (size_t i = 0; i < operand.size(); ++i)
+      operand[i] = static_cast<float>(100 * me) + static_cast<float>(i);
+    shardrt_all_to_all(ctx, -1, &group, SHARDRT_F32, 2, wide.data(), 1, 0, operand.data(),
+                       blocks.data());
+    bool right = true;
+    for (int64_t k = 0; k < size; ++k) // member k's block: its columns 3 me .. 3 me + 2
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t col = 0; col < 3; ++col)
+          right = right && blocks[static_cast<size_t>((k * 2 + r) * 3 + col)] ==
+                               static_cast<float>(100 * k + r * 3 * size + 3 * me + col);
+    checker.check(right, "strided all_to_all under release_scratch " + std::to_string(release));
+    std::string path = std::getenv("SHARDRT_A2A") ? std::getenv("SHARDRT_A2A") : "";
+    if (size > 1 && path == "packed") { // this group's window: the first pass's held
+      if (release)
+        checker.check(ctx->windows->dataBytes() < held,
+                      "window data freed when the all_to_all returns");
+      held = ctx->windows->dataBytes();
+      checker.check(release || held > 0, "window data kept for the next all_to_all");
+    }
   }
   program.releaseScratch(false);
+}
+
+/// Which way the strided all_to_alls went: SHARDRT_A2A forces one (ctest
+/// runs this test under each); unset, a group on one node (every group here)
+/// exchanges through its shared window (directly where the kernel copies
+/// between the ranks and they have a core each, else packed).
+void checkAllToAllPath(shardrt_context *ctx, int ranks, Checker &checker) {
+  if (ranks == 1)
+    return;
+  const char *forced = std::getenv("SHARDRT_A2A");
+  std::string path = forced ? forced : "";
+  int64_t direct = ctx->windows->directExchanges, packed = ctx->windows->packedExchanges;
+  if (path == "messages")
+    checker.check(direct == 0 && packed == 0, "SHARDRT_A2A=messages: no shared window");
+  else if (path == "packed")
+    checker.check(direct == 0 && packed > 0, "SHARDRT_A2A=packed: packed exchanges only");
+  else if (path == "direct")
+    checker.check(direct > 0 && packed == 0, "SHARDRT_A2A=direct: direct exchanges only");
+  else
+    checker.check(direct + packed > 0, "all_to_all on one node: through a shared window");
 }
 
 int main(int argc, char **argv) {
@@ -360,6 +414,7 @@ int main(int argc, char **argv) {
   checkNumerics(ctx, program.get(), checker);
   sweep(ctx, program.get(), checker, groups);
   checkScratchRelease(ctx, program, checker);
+  checkAllToAllPath(ctx, ranks, checker);
   shardrt_finalize(ctx);
   int status = checker.finish("collectives_test");
   MPI_Finalize();

@@ -1,0 +1,149 @@
+// Node-shared MPI windows (MPI-3 shared memory) for the all_to_all of groups
+// whose members all share one node: one window per group communicator, made
+// on first use, grown collectively, freed before MPI_Finalize.
+#pragma once
+
+#include "runtime/Context.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace shardrt {
+
+/// What a member publishes at the start of its segment, each group of fields
+/// on its own cache line. Lock-free atomics are address-free, so they work
+/// between processes that map the same memory; counts go on over the
+/// window's life.
+struct SegmentHeader {
+  /// The owner's process and where this header sits in its address space
+  /// (set when the window is made): the kernel-copy probe reads them.
+  alignas(64) int64_t pid;
+  uint64_t self;
+  /// Direct exchanges: how many the owner has entered, and its operand and
+  /// result of the latest one (published by `posted`).
+  alignas(64) std::atomic<int64_t> posted;
+  std::atomic<uint64_t> operand, result;
+  /// Packed exchanges: the chunks the owner has packed into its segment.
+  alignas(64) std::atomic<int64_t> packed;
+  /// Exchanges (of either kind) whose reading the owner has finished.
+  alignas(64) std::atomic<int64_t> finished;
+  /// Direct exchanges: the blocks other members have finished moving to or
+  /// from the owner's buffers.
+  alignas(64) std::atomic<int64_t> accessed;
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free, "atomics in shared memory");
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "atomics in shared memory");
+
+/// One group's window: each member's segment is a SegmentHeader, then
+/// `capacity` bytes of data; every member sees every segment.
+class SharedWindow {
+public:
+  SharedWindow(MPI_Comm comm, int64_t members) : comm_(comm), members_(members) {}
+
+  /// Where member k's data starts (a page after its header).
+  char *data(int64_t k) const { return segments_[static_cast<size_t>(k)] + kDataOffset; }
+  SegmentHeader &header(int64_t k) const {
+    return *reinterpret_cast<SegmentHeader *>(segments_[static_cast<size_t>(k)]);
+  }
+
+  /// Whether the kernel may copy between every two members' memory
+  /// (process_vm_writev/readv: same user, no ptrace restriction).
+  bool direct() const { return direct_; }
+
+  /// This member's counts so far (the same on every member between
+  /// exchanges: each one does the same ones).
+  int64_t packedChunks = 0;
+  int64_t finishedExchanges = 0;
+  int64_t directExchanges = 0;
+
+private:
+  friend class SharedWindows;
+  static constexpr int64_t kDataOffset = 4096;
+  static_assert(sizeof(SegmentHeader) <= kDataOffset, "the header fits before the data");
+
+  MPI_Comm comm_;
+  int64_t members_;
+  MPI_Win win_ = MPI_WIN_NULL;
+  int64_t capacity_ = 0;
+  bool direct_ = false;
+  std::vector<char *> segments_;
+};
+
+/// How strided all_to_all blocks travel: SHARDRT_A2A=messages (point to
+/// point), packed or direct (through a shared window; a group it cannot
+/// serve is an error); unset: direct where it serves the layout, else packed
+/// where the group shares a window, else messages.
+enum class AllToAllPath { Auto, Messages, Packed, Direct };
+
+/// The windows of the run.
+class SharedWindows {
+public:
+  explicit SharedWindows(shardrt_context *ctx);
+  ~SharedWindows();
+  SharedWindows(const SharedWindows &) = delete;
+  SharedWindows &operator=(const SharedWindows &) = delete;
+
+  /// The window of group communicator `comm` (of `members` members), made
+  /// now if need be with headers only; nullptr when the group's all_to_all
+  /// goes point to point. Collective over `comm` (SPMD: every member asks
+  /// at the same all_to_all, so all of them make it or skip alike).
+  SharedWindow *get(MPI_Comm comm, int64_t members);
+
+  /// Grows `window` to at least `bytes` of data per member (a packed
+  /// exchange); false when it could not, and the group goes point to point
+  /// from now on. Collective over the window's group (every member asks
+  /// with the same bytes).
+  bool reserve(SharedWindow &window, int64_t bytes);
+
+  /// SHARDRT_A2A's choice.
+  AllToAllPath forced() const { return mode_; }
+
+  /// Whether this node runs more ranks than it has cores (the launcher's
+  /// count of ranks on the node, else at least the window's members).
+  bool crowded(const SharedWindow &window) const;
+
+  /// The data bytes per member that the windows hold now.
+  int64_t dataBytes() const {
+    int64_t bytes = 0;
+    for (const auto &window : windows_)
+      bytes += window->capacity_;
+    return bytes;
+  }
+
+  /// The exchanges of this run so far, by path (the tests check the path).
+  int64_t directExchanges = 0;
+  int64_t packedExchanges = 0;
+
+  /// Frees `window` when it holds data and the program runs under a memory
+  /// budget (release_scratch: the compiler counted the exchange's memory at
+  /// the collective only); else nothing. Collective over the window's group.
+  void releaseAfterUse(SharedWindow &window);
+
+private:
+  /// Whether every member of `comm` shares this rank's node. Collective.
+  bool onOneNode(MPI_Comm comm, int64_t members);
+  /// Makes the window of `comm` with `bytes` per member; false when MPI
+  /// could not make it on some member. Collective.
+  bool allocate(SharedWindow &window, int64_t bytes);
+  /// Whether this member's kernel copies reach every other member (it reads
+  /// each one's header through process_vm_readv) on every member. Collective.
+  bool kernelCopiesWork(SharedWindow &window);
+  /// Frees the window's memory (collective over its group).
+  void free(SharedWindow &window);
+  [[noreturn]] void cannotShare(MPI_Comm comm, const char *why);
+
+  shardrt_context *ctx_;
+  AllToAllPath mode_ = AllToAllPath::Auto;
+  int64_t ranksOnNode_ = 0; ///< as the launcher says (0: it does not)
+  int64_t cores_ = 1;
+  /// Per group communicator: its window, or null when it goes point to
+  /// point. Windows are freed in the order they were made, the same on
+  /// every rank (every rank makes them in program order), so that the
+  /// collective frees of overlapping groups never wait on each other.
+  std::map<MPI_Comm, SharedWindow *> byComm_;
+  std::vector<std::unique_ptr<SharedWindow>> windows_;
+};
+
+} // namespace shardrt
