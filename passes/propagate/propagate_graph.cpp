@@ -74,7 +74,7 @@ public:
         continue;
       Edge edge = identity(v->type, spec.loc, nullptr, {});
       edge.operands.push_back(valueSlot(v));
-      edge.results.push_back(Slot{&spec.sharding, spec.type.numElements()});
+      edge.results.push_back(slotOf(&spec.sharding, spec.type.numElements()));
       edges_->push_back(std::move(edge));
     }
   }
@@ -82,7 +82,14 @@ public:
 private:
   static bool usable(const Value *v) { return v && v->typeKnown; }
 
-  static Slot valueSlot(Value *v) { return Slot{&v->sharding, v->type.numElements()}; }
+  static Slot valueSlot(Value *v) { return slotOf(&v->sharding, v->type.numElements()); }
+
+  static Slot slotOf(std::optional<Sharding> *sharding, int64_t elements) {
+    Slot slot;
+    slot.sharding = sharding;
+    slot.elements = elements;
+    return slot;
+  }
 
   /// A slot for a manual_computation in/out sharding `written` of a tensor
   /// of `type`: a working copy, written back when propagation ends.
@@ -92,7 +99,7 @@ private:
       dim.priority.reset();
     std::optional<Sharding> &storage = graph_.attributeStorage.emplace_back(std::move(working));
     graph_.attributeShardings.push_back(AttributeSharding{&written, &storage});
-    Slot slot{&storage, type.numElements()};
+    Slot slot = slotOf(&storage, type.numElements());
     slot.blocked = std::move(blocked);
     return slot;
   }
