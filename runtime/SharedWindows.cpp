@@ -116,6 +116,18 @@ bool SharedWindows::onOneNode(MPI_Comm comm, int64_t members) {
   return size == members;
 }
 
+namespace {
+
+constexpr uintptr_t kAlignment = 64; // SegmentHeader's
+
+/// `p` rounded up to kAlignment.
+char *aligned(char *p) {
+  uintptr_t address = reinterpret_cast<uintptr_t>(p);
+  return p + ((kAlignment - address % kAlignment) % kAlignment);
+}
+
+} // namespace
+
 bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
   int64_t capacity = (bytes + kPage - 1) / kPage * kPage;
   // Each member's segment in pages of its own (first touched by its owner).
@@ -125,8 +137,12 @@ bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
   meet(ctx_, window.comm_);
   char *mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  int made = MPI_Win_allocate_shared(static_cast<MPI_Aint>(SharedWindow::kDataOffset + capacity), 1,
-                                     info, window.comm_, &mine, &win) == MPI_SUCCESS;
+  // Open MPI's segments are aligned to 8 bytes only: each is asked for 64
+  // bytes more and starts at its first 64-byte boundary (the same offset in
+  // every process: the shared mapping is page aligned in each).
+  int made = MPI_Win_allocate_shared(
+                 static_cast<MPI_Aint>(kAlignment + SharedWindow::kDataOffset + capacity), 1, info,
+                 window.comm_, &mine, &win) == MPI_SUCCESS;
   MPI_Info_free(&info);
   int everywhere = 0;
   MPI_Request request;
@@ -150,8 +166,9 @@ bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
     void *base = nullptr;
     checkMpi(ctx_, MPI_Win_shared_query(win, static_cast<int>(k), &size, &unit, &base),
              "MPI_Win_shared_query");
-    window.segments_[static_cast<size_t>(k)] = static_cast<char *>(base);
+    window.segments_[static_cast<size_t>(k)] = aligned(static_cast<char *>(base));
   }
+  mine = aligned(mine);
   auto *header = new (mine) SegmentHeader;
   header->pid = getpid();
   header->self = reinterpret_cast<uint64_t>(mine);

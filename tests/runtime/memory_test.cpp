@@ -42,7 +42,11 @@ int main() {
   std::memset(again, 2, 24 * MiB);
   long faults = minorFaults() - before;
   expect(again == first, "the same size gets the cached buffer back");
-  expect(faults < 4, "touching a reused buffer faults no pages in");
+  // A fresh 24 MiB buffer faults 12 huge pages in (6144 small ones); a few
+  // faults come from elsewhere (the sanitizers' own bookkeeping).
+  if (faults >= 8)
+    std::fprintf(stderr, "memory_test: %ld page faults\n", faults);
+  expect(faults < 8, "touching a reused buffer faults no pages in");
   expect(shardrt::cachedBufferBytes() == 0, "a reused buffer leaves the cache");
 
   // A slightly smaller request may take it; a much smaller one may not.
