@@ -3,8 +3,6 @@
 // error; no plan in time falls back to propagation with a warning).
 #include "passes/auto_shard/AutoShardInternal.h"
 
-#include "ir/AxisTypes.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -64,30 +62,23 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     }
   }
   // Meshes with explicit axes (LANGUAGE.md section 10): their shardings are
-  // types. The solver decides the auto axes of a mixed mesh from inside the
-  // mixed pass (options.explicitTypes set), where the explicit types are
-  // known; this run, before it, leaves the whole program to that one. With
-  // auto_axes / explicit_axes regions it does not, and says so.
-  std::vector<std::string> typed, mixed;
+  // types. The solver decides a mixed mesh's auto axes when the mixed pass
+  // runs it (options.explicitTypes set, a program without auto_axes /
+  // explicit_axes regions); otherwise those are left to propagation, and a
+  // warning says so.
+  std::vector<std::string> typed;
   for (const auto &mesh : module.meshes) {
     bool splits = std::any_of(mesh->axes.begin(), mesh->axes.end(),
                               [](const MeshAxis &a) { return a.size > 1; });
-    if (!splits || !mesh->hasExplicitAxis())
+    if (!splits || !mesh->hasExplicitAxis() || (mesh->hasAutoAxis() && options.explicitTypes))
       continue;
-    (mesh->hasAutoAxis() ? mixed : typed).push_back("@" + mesh->name);
-  }
-  const bool regions = hasAxesRegions(module);
-  if (!mixed.empty() && !regions && !options.explicitTypes)
-    return true; // decided in the mixed pass (inferMixedShardings)
-  if (!mixed.empty() && regions) {
-    for (const auto &mesh : module.meshes)
-      if (mesh->hasExplicitAxis() && mesh->hasAutoAxis())
-        diags.warning(mesh->loc,
-                      fmt::format("auto-shard - mesh @{} mixes explicit and auto axes in a "
-                                  "program with auto_axes or explicit_axes regions: its auto "
-                                  "axes are decided by propagation, not by the solver",
-                                  mesh->name));
-    typed.insert(typed.end(), mixed.begin(), mixed.end());
+    typed.push_back("@" + mesh->name);
+    if (mesh->hasAutoAxis())
+      diags.warning(mesh->loc,
+                    fmt::format("auto-shard - mesh @{} mixes explicit and auto axes in a "
+                                "program with auto_axes or explicit_axes regions: its auto "
+                                "axes are decided by propagation, not by the solver",
+                                mesh->name));
   }
   if (report && !typed.empty())
     report->notes.push_back(fmt::format("{} {} explicit axes: left to the explicit rules and "
