@@ -162,8 +162,14 @@ struct StrategyGraph {
   std::vector<GraphNode> nodes;
   std::vector<GraphEdge> edges;
   std::map<const Value *, int> nodeOf;
-  /// Ops left to propagation (no factor rule: manual_computation).
-  std::vector<const Op *> opaque;
+  /// An op left to propagation, and why (for the report).
+  struct Opaque {
+    const Op *op;
+    const char *why;
+  };
+  /// Ops left to propagation: no factor rule (manual_computation), several
+  /// results, meshes the solver does not decide, explicit types.
+  std::vector<Opaque> opaque;
   StrategyProblem problem;
 };
 

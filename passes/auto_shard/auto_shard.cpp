@@ -105,9 +105,9 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     report->eliminatedGroups = solution.presolve.eliminatedGroups;
     report->dominatedStrategies = solution.presolve.dominatedStrategies;
     report->separableEdges = solution.presolve.separableEdges;
-    for (const Op *op : graph.opaque)
-      report->notes.push_back(fmt::format("{} at line {}: left to propagation (no factor rule)",
-                                          op->name(), op->loc.line));
+    for (const StrategyGraph::Opaque &left : graph.opaque)
+      report->notes.push_back(fmt::format("{} at line {}: left to propagation ({})",
+                                          left.op->name(), left.op->loc.line, left.why));
   }
   switch (solution.status) {
   case SolveStatus::Infeasible:

@@ -124,7 +124,10 @@ private:
       strategies = typed(value, op, std::move(strategies));
       if (strategies.empty() || (follows >= 0 && strategies.size() != all)) {
         if (op)
-          leaveToPropagation(*op, step);
+          leaveToPropagation(*op, step,
+                             strategies.empty() ? kNoTypedCandidate
+                                                : "some layouts of its leader change explicit "
+                                                  "types");
         return -1;
       }
     }
@@ -144,6 +147,20 @@ private:
   /// prices only same-rank layouts; on a mesh with an explicit axis
   /// (LANGUAGE.md section 10) shardings are types, computed by the explicit
   /// rules, and a sharding_constraint there cannot move a value.
+  /// Why the solver leaves a value of sharding `s` alone (outsideSolver).
+  const char *outsideWhy(const std::optional<Sharding> &s) const {
+    return meshFor(s).axes.empty() ? "a value on a one-device mesh"
+                                   : "a value on a mesh with explicit axes";
+  }
+
+  /// Why `op` is outside the solver: its first value there (outsideSolver).
+  const char *outsideWhy(const Op &op) const {
+    for (const Value *operand : op.operands)
+      if (outsideSolver(operand->sharding))
+        return outsideWhy(operand->sharding);
+    return outsideWhy(op.result()->sharding);
+  }
+
   bool outsideSolver(const std::optional<Sharding> &s) const {
     const Mesh &mesh = meshFor(s);
     if (s && mesh.axes.empty())
@@ -208,8 +225,10 @@ private:
 
   void addLoop(Op &loop, int step, double weight) {
     for (const Value *init : loop.operands)
-      if (!graph_.nodeOf.count(init) || explicitTypes_) { // loops on mixed meshes: propagation
-        leaveToPropagation(loop, step);                   // regions and all
+      if (!graph_.nodeOf.count(init) || explicitTypes_) { // regions and all
+        leaveToPropagation(loop, step,
+                           explicitTypes_ ? "a loop beside explicit axes"
+                                          : "a carried value the solver does not decide");
         return;
       }
     double inner = weight * tripCount(loop);
@@ -241,10 +260,13 @@ private:
     double weight;
   };
 
-  /// Leaves `op` (at `step`) to propagation; its values still count in the
-  /// memory rows (makeProblem).
-  void leaveToPropagation(Op &op, int step) {
-    graph_.opaque.push_back(&op);
+  static constexpr const char *kWithRegions = "an op with regions";
+  static constexpr const char *kNoTypedCandidate = "no candidate keeps the explicit types";
+
+  /// Leaves `op` (at `step`) to propagation, saying `why` in the report; its
+  /// values still count in the memory rows (makeProblem).
+  void leaveToPropagation(Op &op, int step, const char *why) {
+    graph_.opaque.push_back({&op, why});
     opaqueAt_.push_back({&op, step});
   }
   std::function<bool(const Value &, const Sharding &)> explicitTypes_;
@@ -256,20 +278,25 @@ private:
     for (const Value *operand : op.operands)
       outside = outside || outsideSolver(operand->sharding);
     if (op.results.size() != 1 || outside) {
-      leaveToPropagation(op, step);
+      leaveToPropagation(op, step,
+                         op.results.size() == 1 ? outsideWhy(op)
+                         : op.body              ? kWithRegions
+                                                : "not one result");
       return;
     }
     Value &result = *op.result();
     if (op.kind == OpKind::ShardingConstraint || op.kind == OpKind::Reshard) {
       const Attribute *a = op.attr(attrs::sharding);
       if (!a || a->shardings.empty() || outsideSolver(a->shardings[0])) {
-        leaveToPropagation(op, step);
+        leaveToPropagation(op, step,
+                           a && !a->shardings.empty() ? outsideWhy(a->shardings[0])
+                                                      : "no sharding written");
         return;
       }
       const Sharding &written = a->shardings[0];
       const Mesh &mesh = meshFor(written);
       if (typedMesh(mesh)) { // a reshard there moves explicit axes: the rules' business
-        leaveToPropagation(op, step);
+        leaveToPropagation(op, step, "it names a mesh with explicit axes");
         return;
       }
       std::vector<Strategy> all = honouring(valueStrategies(result.type, mesh), written, mesh);
@@ -280,7 +307,7 @@ private:
     }
     std::optional<ShardingRule> rule = getShardingRule(op);
     if (!rule) {
-      leaveToPropagation(op, step);
+      leaveToPropagation(op, step, op.body ? kWithRegions : "no factor rule");
       return;
     }
     OpGroup group = opInfo(op.kind).group;
@@ -305,7 +332,7 @@ private:
         int node = graph_.nodeOf.at(op.operands[leaderOperand]);
         all = typed(result, &op, std::move(all));
         if (all.empty()) {
-          leaveToPropagation(op, step);
+          leaveToPropagation(op, step, kNoTypedCandidate);
           return;
         }
         addNode(result, &op, bestResponses(op, std::move(all), node, leaderOperand), step, node);
