@@ -153,9 +153,9 @@ bool propagate(PipelineState &s) {
 }
 
 bool autoShardStage(PipelineState &s) {
-  // A program the mixed pass handles without regions is solved there, once
-  // the explicit types are known (assignShardings).
-  if (hasMixedAxes(*s.module) && !hasAxesRegions(*s.module))
+  // A program the mixed pass handles is solved there, once the explicit
+  // types are known (assignShardings).
+  if (hasMixedAxes(*s.module))
     return true;
   autoShard(*s.module, s.diags, *s.options.autoShard);
   return true;

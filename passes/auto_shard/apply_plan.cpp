@@ -48,7 +48,7 @@ public:
       node.value->sharding = s.result.closed();
       if (node.op &&
           (node.op->kind == OpKind::ShardingConstraint || node.op->kind == OpKind::Reshard))
-        node.op->setAttr(attrs::sharding.name, shardingAttr(s.result.closed()));
+        setShardingAttr(*node.op, s.result.closed());
       if (report_)
         reportNode(node, s);
     }
@@ -78,6 +78,17 @@ private:
       ops.push_back(std::move(op));
     }
     block.ops = std::move(ops);
+  }
+
+  /// Sets a sharding op's attribute in place: the mixed pass holds the
+  /// address of the sharding written there (mixed_axes.cpp).
+  static void setShardingAttr(Op &op, Sharding sharding) {
+    for (NamedAttribute &a : op.attrs)
+      if (a.name == attrs::sharding.name && a.value.shardings.size() == 1) {
+        a.value.shardings[0] = std::move(sharding);
+        return;
+      }
+    op.setAttr(attrs::sharding.name, shardingAttr(sharding));
   }
 
   const Strategy &chosen(int n) const { return graph_.nodes[n].strategies[choice_[n]]; }

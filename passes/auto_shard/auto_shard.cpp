@@ -63,22 +63,14 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
   }
   // Meshes with explicit axes (LANGUAGE.md section 10): their shardings are
   // types. The solver decides a mixed mesh's auto axes when the mixed pass
-  // runs it (options.explicitTypes set, a program without auto_axes /
-  // explicit_axes regions); otherwise those are left to propagation, and a
-  // warning says so.
+  // runs it (options.explicitTypes set); a wholly explicit mesh has nothing
+  // for it to decide.
   std::vector<std::string> typed;
   for (const auto &mesh : module.meshes) {
     bool splits = std::any_of(mesh->axes.begin(), mesh->axes.end(),
                               [](const MeshAxis &a) { return a.size > 1; });
-    if (!splits || !mesh->hasExplicitAxis() || (mesh->hasAutoAxis() && options.explicitTypes))
-      continue;
-    typed.push_back("@" + mesh->name);
-    if (mesh->hasAutoAxis())
-      diags.warning(mesh->loc,
-                    fmt::format("auto-shard - mesh @{} mixes explicit and auto axes in a "
-                                "program with auto_axes or explicit_axes regions: its auto "
-                                "axes are decided by propagation, not by the solver",
-                                mesh->name));
+    if (splits && mesh->hasExplicitAxis() && !(mesh->hasAutoAxis() && options.explicitTypes))
+      typed.push_back("@" + mesh->name);
   }
   if (report && !typed.empty())
     report->notes.push_back(fmt::format("{} {} explicit axes: left to the explicit rules and "

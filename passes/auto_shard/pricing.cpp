@@ -226,8 +226,8 @@ void Pricer::noteFusion(const Block &body) {
 void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   const Mesh &mesh = meshOf(s.result);
   s.memory = localBytes(type, s.result, mesh);
-  if (!op) {
-    s.compute = s.communication = 0;
+  if (!op || op->kind == OpKind::Identity) { // an identity moves no data
+    s.compute = s.communication = 0;           // (partition_ops.cpp)
     return;
   }
   // Computed layout (before the reduction) and bytes touched per device.

@@ -437,6 +437,13 @@ private:
     p.timeLimitSeconds = options.timeLimitSeconds;
     p.relativeGap = options.relativeGap;
     std::map<const Value *, int> lastUse = lastUses(body, p.numSteps);
+    // An identity's result is its operand's buffer (partition_ops.cpp), so
+    // the operand lives as long as the result (chains from their ends).
+    for (auto op = body.ops.rbegin(); op != body.ops.rend(); ++op)
+      if ((*op)->kind == OpKind::Identity) {
+        int &operandEnd = lastUse[(*op)->operands[0]];
+        operandEnd = std::max(operandEnd, lastUse[(*op)->result()]);
+      }
     std::set<const Value *> returned(body.returned.begin(), body.returned.end());
     std::set<const Value *> params;
     for (const auto &param : body.args)
@@ -457,6 +464,8 @@ private:
       for (const Strategy &s : node.strategies) {
         pn.cost.push_back((s.compute + s.communication + s.toWrittenResult) * node.weight);
         double bytes = inArena ? arenaBytes(s.memory) : s.memory;
+        if (inArena && node.op && node.op->kind == OpKind::Identity)
+          bytes = 0; // its operand's buffer, kept live as long
         // A result computed in another layout than its written one is held
         // in the arena, then resharded into its output buffer.
         if (written != writtenResults.end() && s.toWrittenResult > 0)

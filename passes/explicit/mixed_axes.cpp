@@ -15,9 +15,9 @@
 //      out_shardings, explicit_axes operands to their in_shardings) and an
 //      identity where only the type changes;
 //   5. propagation completes the auto axes (with --auto-shard, the solver
-//      decides them first where there are no regions, told which layouts
-//      keep each value's explicit type); the replicated lists added in 3
-//      are dropped, and each value's explicit part must be what step 2 gave;
+//      decides them first, told which layouts keep each value's explicit
+//      type); the replicated lists added in 3 are dropped, and each value's
+//      explicit part must be what step 2 gave;
 //   6. the regions are raised back, their values' shardings complete, so the
 //      printed program (--emit=sharded, --explain) keeps them and compiles
 //      again; partitioning lowers them once more (lowerAxesRegions).
@@ -101,10 +101,9 @@ public:
       return ok;
     // 4. The regions lowered away; 5. propagation decides the auto axes.
     lowerBlocks();
-    // The solver decides auto axes where there are no regions: it may add
-    // sharding_constraint ops, which raising the regions back would not
-    // expect among a region's ops.
-    if (decideAutoAxes && lowered_.empty()) {
+    // The solver decides the auto axes; the sharding_constraint ops it adds
+    // go back into the regions with their readers (step 6).
+    if (decideAutoAxes) {
       for (size_t i = 0; i < values_.size(); ++i)
         slotOf_[values_[i].where] = i;
       decideAutoAxes(module_, [this](const Value &v, const Sharding &s) { return allows(v, s); });
@@ -271,40 +270,57 @@ private:
 
   /// 6. Each lowered region back in place, outermost first: its arguments
   /// and results are the edges' results again, its body the ops between.
+  /// The solver (step 5) may have put sharding_constraint ops among them,
+  /// each just before the op that reads it: one before an in edge reads a
+  /// value from outside and goes before the region, any later one is the
+  /// body's. The region's operands and returned values are the edges'
+  /// operands, which such a constraint may have replaced.
   void raiseRegions() {
     for (auto it = lowered_.rbegin(); it != lowered_.rend(); ++it) {
       LoweredRegion &r = *it;
       std::vector<std::unique_ptr<Op>> &ops = r.parent->ops;
-      auto at = std::find_if(ops.begin(), ops.end(),
-                             [&](const auto &op) { return op.get() == r.ops.front(); });
-      size_t pos = static_cast<size_t>(at - ops.begin());
-      if (at == ops.end() || pos + r.ops.size() > ops.size())
-        throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
-      for (size_t k = 0; k < r.ops.size(); ++k)
-        if (ops[pos + k].get() != r.ops[k])
-          throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
+      std::vector<size_t> at = positions(r);
       Op &region = *r.region;
       Block &body = *region.body;
+      std::vector<std::unique_ptr<Op>> before, raised;
+      size_t bodyFrom = r.inEdges ? at[r.inEdges - 1] + 1 : at.front();
+      const auto inEdgesEnd = r.ops.begin() + static_cast<std::ptrdiff_t>(r.inEdges);
+      for (size_t k = at.front(); k < bodyFrom; ++k)
+        if (std::find(r.ops.begin(), inEdgesEnd, ops[k].get()) == inEdgesEnd)
+          before.push_back(std::move(ops[k]));
       for (size_t i = 0; i < r.inEdges; ++i) {
-        std::unique_ptr<Value> arg = std::move(ops[pos + i]->results[0]);
+        Op &edgeOp = *ops[at[i]];
+        region.operands[i] = edgeOp.operands[0];
+        std::unique_ptr<Value> arg = std::move(edgeOp.results[0]);
         arg->definingOp = nullptr;
         arg->resultIndex = 0;
         arg->writtenType = r.argTypes[i];
         body.args[i] = std::move(arg);
       }
-      for (size_t k = pos + r.inEdges; k < pos + r.ops.size() - r.outEdges; ++k)
-        body.ops.push_back(std::move(ops[k]));
-      for (size_t i = 0; i < r.outEdges; ++i) {
-        std::unique_ptr<Value> result =
-            std::move(ops[pos + r.ops.size() - r.outEdges + i]->results[0]);
+      const size_t firstOut = r.ops.size() - r.outEdges;
+      for (size_t k = bodyFrom; k <= at.back(); ++k) {
+        auto outEdges = r.ops.begin() + static_cast<std::ptrdiff_t>(firstOut);
+        auto edge = std::find(outEdges, r.ops.end(), ops[k].get());
+        if (edge == r.ops.end()) {
+          body.ops.push_back(std::move(ops[k]));
+          continue;
+        }
+        size_t i = static_cast<size_t>(edge - outEdges);
+        Op &edgeOp = *ops[k];
+        body.returned[i] = edgeOp.operands[0];
+        std::unique_ptr<Value> result = std::move(edgeOp.results[0]);
         result->definingOp = &region;
         result->resultIndex = static_cast<int>(i);
         result->writtenType = r.resultTypes[i];
         region.results[i] = std::move(result);
       }
-      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(pos) + 1,
-                ops.begin() + static_cast<std::ptrdiff_t>(pos + r.ops.size()));
-      ops[pos] = std::move(r.region);
+      for (auto &op : before)
+        raised.push_back(std::move(op));
+      raised.push_back(std::move(r.region));
+      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(at.front()),
+                ops.begin() + static_cast<std::ptrdiff_t>(at.back() + 1));
+      ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(at.front()),
+                 std::make_move_iterator(raised.begin()), std::make_move_iterator(raised.end()));
     }
     lowered_.clear();
     loweredAttributes_.clear();
@@ -464,6 +480,22 @@ private:
     std::vector<std::optional<TensorType>> argTypes, resultTypes; // as written
   };
   std::vector<LoweredRegion> lowered_;
+
+  /// Where each of `r`'s ops is in its parent block, in order (ops may have
+  /// been inserted between them, never moved).
+  std::vector<size_t> positions(const LoweredRegion &r) const {
+    const std::vector<std::unique_ptr<Op>> &ops = r.parent->ops;
+    std::vector<size_t> at;
+    size_t k = 0;
+    for (const Op *op : r.ops) {
+      while (k < ops.size() && ops[k].get() != op)
+        ++k;
+      if (k == ops.size())
+        throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
+      at.push_back(k++);
+    }
+    return at;
+  }
 };
 
 } // namespace

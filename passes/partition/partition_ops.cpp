@@ -182,6 +182,12 @@ void partitionGeneric(Body &body, const Op &op) {
 } // namespace
 
 void partitionOp(Body &body, const Op &op) {
+  // An identity moves no data: like a sharding op, its result is its
+  // operand's local value (resharded when their layouts differ). The
+  // auto_axes / explicit_axes edges lowerAxesRegions leaves are identities.
+  if (op.kind == OpKind::Identity)
+    return bindResult(body, op.result(), body.local(op.operands[0], op.loc), op.loc,
+                      [&] { return std::string(op.name()); });
   switch (opInfo(op.kind).group) {
   case OpGroup::Creation:
     return partitionCreation(body, op);
