@@ -226,8 +226,9 @@ void Pricer::noteFusion(const Block &body) {
 void Pricer::price(const Op *op, const TensorType &type, Strategy &s) {
   const Mesh &mesh = meshOf(s.result);
   s.memory = localBytes(type, s.result, mesh);
-  if (!op || op->kind == OpKind::Identity) { // an identity moves no data
-    s.compute = s.communication = 0;           // (partition_ops.cpp)
+  // An identity moves no data (partition_ops.cpp).
+  if (!op || op->kind == OpKind::Identity) {
+    s.compute = s.communication = 0;
     return;
   }
   // Computed layout (before the reduction) and bytes touched per device.
