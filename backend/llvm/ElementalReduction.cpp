@@ -3,7 +3,8 @@
 // read by exactly one result element) carrying the accumulator in a phi.
 // Numerics as backend/interpreter/ReductionOps.cpp: float sums and means
 // accumulate in double (with `reassoc`, so the loop vectorizes) and round
-// once; integers wrap; max/min propagate NaN (through a separate NaN flag,
+// once, f32 ones by chunks of 256 elements summed in f32 (sumInChunks, a
+// few f32 roundings of the chunk, as numpy's pairwise sum has); integers wrap; max/min propagate NaN (through a separate NaN flag,
 // so the max itself is a maxnum reduction that vectorizes too); an empty
 // reduction gives the identity (mean: NaN). reduce_mean of integers is their
 // sum, as there.
@@ -133,6 +134,12 @@ struct Reduction {
     return finish(k, acc, count);
   }
 
+  /// An f32 sum over a row adds chunks of kSumChunk elements in f32 and the
+  /// chunks' sums in double (sumInChunks).
+  bool sumsFloatInChunks() const {
+    return dtype == DType::F32 && !isMinMax() && accType->isDoubleTy();
+  }
+
   /// The result element from the final accumulator over `count` elements.
   llvm::Value *finish(KernelLowering &k, llvm::Value *acc, int64_t count) const {
     llvm::IRBuilder<> &b = k.builder;
@@ -152,6 +159,41 @@ struct ReductionShape {
   bool keepDims = false;
   int64_t count = 1; // operand elements per result element
 };
+
+/// The elements an f32 sum adds in f32 before it adds their sum to its
+/// double accumulator. Widening every element costs a softmax row's sum two
+/// conversions and a second add per vector (6 of its about 28 vector ops
+/// per 16 floats); a chunk's vectorized f32 sum adds at most 256 / 16 = 16
+/// elements in a row per lane, then its lanes in a tree, so its relative
+/// error stays within about 20 f32 rounding steps of its terms' magnitudes
+/// (numpy's pairwise f32 sum has about as many), and the double sum of the
+/// chunks adds no error of its own that matters.
+constexpr int64_t kSumChunk = 256;
+
+/// sum += x(i) for i in [0, count): f32 chunks of kSumChunk (the last one
+/// shorter), each one vectorizable sum, added to the double accumulator.
+State sumInChunks(KernelLowering &k, int64_t count, const State &state,
+                  const std::function<llvm::Value *(llvm::Value *)> &x) {
+  llvm::IRBuilder<> &b = k.builder;
+  auto chunk = [&](llvm::Value *base, int64_t length, llvm::Value *sum) {
+    llvm::Value *zero = llvm::ConstantFP::get(b.getFloatTy(), 0.0);
+    State part = emitAccumulatingLoop(k, length, {zero}, [&](llvm::Value *i, const State &acc) {
+      llvm::Value *added = b.CreateFAdd(acc[0], x(b.CreateAdd(base, i, "", true, true)));
+      llvm::cast<llvm::Instruction>(added)->setHasAllowReassoc(true); // vectorizable
+      return State{added};
+    });
+    return b.CreateFAdd(sum, b.CreateFPExt(part[0], sum->getType()));
+  };
+  const int64_t whole = count / kSumChunk, rest = count % kSumChunk;
+  State sum = state;
+  if (whole > 0)
+    sum = emitAccumulatingLoop(k, whole, sum, [&](llvm::Value *c, const State &acc) {
+      return State{chunk(b.CreateMul(c, k.i64(kSumChunk), "", true, true), kSumChunk, acc[0])};
+    });
+  if (rest > 0)
+    sum = State{chunk(k.i64(whole * kSumChunk), rest, sum[0])};
+  return sum;
+}
 
 ReductionShape describeReduction(KernelLowering &k, const Op &op) {
   const Value *x = op.operands[0];
@@ -202,6 +244,12 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
       return r.reduction.step(k, state, elementOf(k, x, at));
     }
     size_t d = loopDims[level];
+    if (level + 1 == loopDims.size() && r.reduction.sumsFloatInChunks())
+      return sumInChunks(k, shape[d], state, [&](llvm::Value *i) {
+        dims[d] = i;
+        ElementIndex at(shape, dims);
+        return elementOf(k, x, at);
+      });
     return emitAccumulatingLoop(k, shape[d], state, [&](llvm::Value *i, const State &inner) {
       dims[d] = i;
       return nest(level + 1, inner);
