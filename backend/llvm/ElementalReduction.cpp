@@ -4,8 +4,9 @@
 // Numerics as backend/interpreter/ReductionOps.cpp: float sums and means
 // accumulate in double (with `reassoc`, so the loop vectorizes) and round
 // once, f32 ones by chunks of 256 elements summed in f32 (sumInChunks, a
-// few f32 roundings of the chunk, as numpy's pairwise sum has); integers wrap; max/min propagate NaN (through a separate NaN flag,
-// so the max itself is a maxnum reduction that vectorizes too); an empty
+// few f32 roundings of the chunk, as numpy's pairwise sum has); integers
+// wrap; max/min propagate NaN (through a separate NaN flag, so the max
+// itself is a maxnum reduction that vectorizes too); an empty
 // reduction gives the identity (mean: NaN). reduce_mean of integers is their
 // sum, as there.
 //
