@@ -429,6 +429,26 @@ private:
     walkBlocks(module_, closeBlock);
     for (ShardedTypeDecl &decl : module_.typeDecls)
       closeSharding(decl.sharding);
+    if (meshesWithAxes > 1)
+      walkBlocks(module_, [](Block &b) { replicateConstrainedOperands(b); });
+  }
+
+  /// With several meshes a value propagation did not reach keeps no sharding
+  /// (replicated, on no mesh in particular). A sharding_constraint on it now
+  /// states a closed sharding, which importing the printed program would
+  /// copy onto it (applyShardingConstraints) where the open one written was
+  /// not copied: the value is given its replicated layout on the
+  /// constraint's mesh instead, so that propagating the printed program
+  /// again changes nothing.
+  static void replicateConstrainedOperands(Block &b) {
+    for (auto &op : b.ops) {
+      if (op->kind != OpKind::ShardingConstraint || op->operands.size() != 1)
+        continue;
+      Value *in = op->operands[0];
+      const Attribute *attr = op->attr(attrs::sharding);
+      if (in && in->typeKnown && !in->sharding && attr && attr->shardings.size() == 1)
+        in->sharding = Sharding::replicatedOn(attr->shardings[0].meshName, in->type.rank());
+    }
   }
 
   static void closeSharding(Sharding &sharding) {
