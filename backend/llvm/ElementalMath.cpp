@@ -190,8 +190,9 @@ llvm::Value *emitFloatMax(KernelLowering &k, llvm::Value *a, llvm::Value *b, boo
 }
 
 llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *exponent) {
-  // Square and multiply over every bit but the sign, unrolled: branch-free,
-  // and a negative exponent (sign bit set) gives 0 like the interpreter.
+  // Square and multiply over every bit but the sign, unrolled: branch-free.
+  // A negative exponent gives the truncated exact value, as the interpreter:
+  // 1 for base 1, +-1 for base -1 (the exponent's parity), else 0.
   llvm::IRBuilder<> &b = k.builder;
   llvm::Type *type = base->getType();
   unsigned bits = type->getIntegerBitWidth();
@@ -204,7 +205,12 @@ llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *expon
       power = b.CreateMul(power, power);
   }
   llvm::Value *negative = b.CreateICmpSLT(exponent, constantOf(type, 0));
-  return b.CreateSelect(negative, constantOf(type, 0), result);
+  llvm::Value *odd = b.CreateTrunc(exponent, b.getInt1Ty());
+  llvm::Value *ofMinusOne = b.CreateSelect(odd, constantOf(type, -1), constantOf(type, 1));
+  llvm::Value *inverse = b.CreateSelect(
+      b.CreateICmpEQ(base, constantOf(type, 1)), constantOf(type, 1),
+      b.CreateSelect(b.CreateICmpEQ(base, constantOf(type, -1)), ofMinusOne, constantOf(type, 0)));
+  return b.CreateSelect(negative, inverse, result);
 }
 
 } // namespace shardc::llvmgen::elemental

@@ -52,3 +52,25 @@ if config.mpirun_openmpi:
     config.substitutions.append(("%openmpi-env", openmpi_env))
     config.substitutions.append(
         ("%mpirun-openmpi", openmpi_env + " " + config.mpirun_openmpi + " --oversubscribe"))
+
+# A Python with numpy (feature "numpy", %python-numpy) for the tests that
+# compare results with numpy's: the one running lit, else the system's
+# (Debian's python3-numpy is for /usr/bin/python3, while `python3` on PATH
+# may be another installation).
+import shutil
+import subprocess
+import sys
+
+
+def find_python_with_numpy():
+    for candidate in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+        if candidate and os.path.exists(candidate) and subprocess.run(
+                [candidate, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+python_numpy = find_python_with_numpy()
+if python_numpy:
+    config.available_features.add("numpy")
+    config.substitutions.append(("%python-numpy", python_numpy))

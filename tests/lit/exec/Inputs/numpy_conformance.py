@@ -1,0 +1,420 @@
+#!/usr/bin/env python3
+"""numpy conformance of every op's values (LANGUAGE.md section 5).
+
+Each op of section 5 on every element type it accepts, with the edge cases
+numpy defines (NaN and infinities, -0.0, half-way rounding, integer wrap,
+empty and rank-0 tensors, size-1 broadcasting), run by `shardc --interpret`
+and as an executable on a 2x2 mesh (4 ranks, dims split), each compared with
+what numpy computes for the same program (npconf.py). Where numpy defines no
+value the expected one is shardc's documented rule
+(docs/backend-and-runtime.md), written here from the rule:
+  - integer `div` truncates toward zero (ONNX Div, StableHLO divide; numpy's
+    `//` floors), x / 0 = 0 (numpy's `//` gives 0 too), INT_MIN / -1 wraps;
+  - integer `pow` with a negative exponent is the truncated exact value
+    (1 for base 1, +-1 for base -1, 0 otherwise; numpy raises);
+  - float -> integer conversion of NaN, infinities and values out of range
+    gives the type's minimum (numpy's astype on x86, where numpy's tests run).
+
+usage: numpy_conformance.py SHARDC MPIEXEC WORKDIR
+"""
+import math
+import os
+import sys
+
+import warnings
+
+import numpy as np
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from npconf import Program, run  # noqa: E402
+
+np.seterr(all="ignore")
+warnings.simplefilter("ignore", RuntimeWarning)  # numpy warns on the empty mean
+F32, F64, I32, I64, B = np.float32, np.float64, np.int32, np.int64, np.bool_
+TOL = {F32: 1e-6, F64: 1e-13}
+
+# The float values every float op meets: IEEE specials, signed zeros,
+# half-way points, tiny and huge values (24 of them).
+SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e-3,
+            -7.25, 3.0, 100.0, -100.0, 1e30, -1e30, 0.75, -0.3, 1e-40, 16777217.0, 88.5, -88.5]
+INTS32 = [-(2**31), -(2**31) + 1, 2**31 - 1, -7, -2, -1, 0, 1, 2, 3, 7, 100000]
+INTS64 = [-(2**63), 2**63 - 1, 2**40 + 3, -(2**35), -7, -2, -1, 0, 1, 2, 3, 7]
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x.astype(F64)).astype(x.dtype)
+
+
+def sigmoid(x):
+    return (1 / (1 + np.exp(-x.astype(F64)))).astype(x.dtype)
+
+
+def to_int(x, dtype):
+    """float -> int: truncation; NaN, infinities and out-of-range values give
+    the type's minimum (numpy astype on x86)."""
+    info = np.iinfo(dtype)
+    wide = x.astype(F64)
+    ok = np.isfinite(wide) & (np.trunc(wide) >= info.min) & (np.trunc(wide) <= info.max)
+    return np.where(ok, np.trunc(np.where(ok, wide, 0)), info.min).astype(dtype)
+
+
+def wrap(value, dtype):
+    """An exact Python int wrapped to `dtype` (two's complement)."""
+    info = np.iinfo(dtype)
+    return (value - info.min) % (1 << info.bits) + info.min
+
+
+def int_div(a, b):
+    """Truncating division on exact Python ints; x / 0 = 0; wraps."""
+    a, b = np.broadcast_arrays(a, b)
+    out = []
+    for x, y in zip(a.flat, b.flat):
+        x, y = int(x), int(y)
+        q = 0 if y == 0 else abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        out.append(wrap(q, a.dtype))
+    return np.array(out, dtype=a.dtype).reshape(a.shape)
+
+
+def int_pow(a, b):
+    """numpy's power where the exponent is >= 0 (wraps); the truncated exact
+    value where it is negative."""
+    positive = np.power(a, np.maximum(b, 0))
+    negative = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 0, 1, -1), 0))
+    return np.where(b >= 0, positive, negative).astype(a.dtype)
+
+
+UNARY_FLOAT = {
+    "abs": (np.abs, None), "neg": (np.negative, None), "exp": (np.exp, 1),
+    "log": (np.log, 1), "sqrt": (np.sqrt, None), "rsqrt": (lambda x: 1 / np.sqrt(x), 1),
+    "tanh": (np.tanh, 1), "sigmoid": (sigmoid, 1), "relu": (lambda x: np.maximum(x, 0), None),
+    "sin": (np.sin, 1), "cos": (np.cos, 1), "floor": (np.floor, None), "ceil": (np.ceil, None),
+    "round": (np.round, None), "sign": (np.sign, None), "reciprocal": (lambda x: 1 / x, None),
+    "erf": (erf, 1), "identity": (lambda x: x, None),
+}
+
+
+def unary_programs():
+    p = Program("unary")
+    for dtype in (F32, F64):
+        x = np.array(SPECIALS, dtype=dtype).reshape(4, 6)
+        v = p.input("x_" + DT[dtype], x)
+        for op, (fn, tol) in UNARY_FLOAT.items():
+            p.check("%s %s" % (op, DT[dtype]), "%s %s" % (op, v), fn(x),
+                    rtol=tol and TOL[dtype], atol=1e-300 if dtype == F64 else 1e-38)
+    for dtype, values in ((I32, INTS32), (I64, INTS64)):
+        x = np.array(values, dtype=dtype).reshape(3, 4)
+        v = p.input("i_" + DT[dtype], x)
+        for op, fn in (("abs", np.abs), ("neg", np.negative), ("sign", np.sign),
+                       ("relu", lambda x: np.maximum(x, 0)), ("not", np.invert),
+                       ("identity", lambda x: x)):
+            p.check("%s %s" % (op, DT[dtype]), "%s %s" % (op, v), fn(x))
+    bits = np.array([[True, False, True, True], [False, False, True, False]])
+    v = p.input("bits", bits)
+    p.check("not i1", "not %s" % v, ~bits)
+    p.check("identity i1", "identity %s" % v, bits)
+    return [p]
+
+
+DT = {F32: "f32", F64: "f64", I32: "i32", I64: "i64", B: "i1"}
+
+
+def convert_programs():
+    p = Program("convert")
+    f = np.array(SPECIALS + [3e9, -3e9, 5e9, -2.7, 2.7, -0.99, 2147483520.0, -2147483648.0,
+                             1e19, -9.3e18, 9.2e18, 0.1], dtype=F32).reshape(6, 6)
+    d = np.array(SPECIALS + [3e9, -3e9, 2147483647.9, -2147483648.9, -2147483649.0, 1e300,
+                             -1e300, 1e-320, 9.3e18, -9.3e18, 4.1e9, -0.99], F64).reshape(6, 6)
+    i = np.array(INTS32 + [16777217, -16777219, 2**30 + 1, 5], I32).reshape(4, 4)
+    j = np.array(INTS64 + [2**53 + 1, 2**32 + 5, -(2**32) - 5, 2**31], I64).reshape(4, 4)
+    bits = np.array([True, False, False, True] * 4).reshape(4, 4)
+    values = {F32: p.input("f", f), F64: p.input("d", d), I32: p.input("i", i),
+              I64: p.input("j", j), B: p.input("bits", bits)}
+    arrays = {F32: f, F64: d, I32: i, I64: j, B: bits}
+    for source, array in arrays.items():
+        for target in (F32, F64, I32, I64, B):
+            if np.dtype(target).kind == "i" and array.dtype.kind == "f":
+                expected = to_int(array, target)
+            else:
+                expected = array.astype(target)
+            p.check("%s->%s" % (DT[source], DT[target]), "convert %s : {T}" % values[source],
+                    expected)
+    return [p]
+
+
+BINARY_FLOAT = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "max": np.maximum, "min": np.minimum, "pow": np.power,
+}
+COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+               "gt": np.greater, "ge": np.greater_equal}
+
+
+def binary_programs():
+    p = Program("binary_float")
+    for dtype in (F32, F64):
+        # A column against a row: every pair of specials, broadcast both ways.
+        a = np.array(SPECIALS, dtype=dtype).reshape(24, 1)
+        b = np.array(SPECIALS, dtype=dtype).reshape(1, 24)
+        va = p.input("a_" + DT[dtype], a, '{"x"}, {}')
+        vb = p.input("b_" + DT[dtype], b, '{}, {"y"}')
+        for op, fn in BINARY_FLOAT.items():
+            # Which zero max(0, -0) gives depends on numpy's SIMD loop (IEEE
+            # allows either): zeros' signs are not checked there.
+            tol = TOL[dtype] if op == "pow" else None
+            p.check("%s %s" % (op, DT[dtype]), "%s %s, %s" % (op, va, vb), fn(a, b), rtol=tol,
+                    signed_zeros=op not in ("max", "min"))
+        for op, fn in COMPARISONS.items():
+            p.check("%s %s" % (op, DT[dtype]), "%s %s, %s" % (op, va, vb), fn(a, b))
+    q = Program("binary_int")
+    for dtype, values in ((I32, INTS32), (I64, INTS64)):
+        a = np.array(values, dtype=dtype).reshape(12, 1)
+        b = np.array(values, dtype=dtype).reshape(1, 12)
+        va = q.input("a_" + DT[dtype], a, '{"x"}, {}')
+        vb = q.input("b_" + DT[dtype], b, '{}, {"y"}')
+        for op, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                       ("div", int_div), ("max", np.maximum), ("min", np.minimum),
+                       ("and", np.bitwise_and), ("or", np.bitwise_or),
+                       ("xor", np.bitwise_xor), *COMPARISONS.items()):
+            q.check("%s %s" % (op, DT[dtype]), "%s %s, %s" % (op, va, vb), fn(a, b))
+        e = np.array([-3, -2, -1, 0, 1, 2, 5, 31, 63], dtype=dtype).reshape(1, 9)
+        ve = q.input("e_" + DT[dtype], e, "{}, {}")
+        q.check("pow %s" % DT[dtype], "pow %s, %s" % (va, ve), int_pow(a, e))
+    x = np.array([True, True, False, False]).reshape(4, 1)
+    y = np.array([True, False]).reshape(1, 2)
+    vx, vy = q.input("x_i1", x), q.input("y_i1", y, "{}, {}")
+    for op, fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor),
+                   *COMPARISONS.items()):
+        q.check("%s i1" % op, "%s %s, %s" % (op, vx, vy), fn(x, y))
+    # select: the predicate, both branches and a rank-0 operand broadcast.
+    pred = np.array([[True], [False], [True], [False]])
+    on_true = np.arange(6, dtype=F32).reshape(1, 6) - 2.5
+    on_false = np.array(-0.0, dtype=F32)
+    vp, vt, vf = q.input("pred", pred), q.input("on_true", on_true), q.input("on_false",
+                                                                              on_false, "")
+    q.check("select f32", "select %s, %s, %s" % (vp, vt, vf), np.where(pred, on_true, on_false))
+    ints = np.array([[7, -8, 9]], I64)
+    vi = q.input("ints", ints, "{}, {}")
+    q.check("select i64", "select %s, %s, %s" % (vp, vi, q.let("neg_ints", "neg %s" % vi)),
+            np.where(pred, ints, -ints))
+    return [p, q]
+
+
+def contraction_programs():
+    p = Program("contraction")
+    rng = np.random.default_rng(5)
+    for dtype in (F32, F64):
+        a = rng.uniform(-1, 1, (8, 6)).astype(dtype)
+        b = rng.uniform(-1, 1, (6, 4)).astype(dtype)
+        va, vb = p.input("a_" + DT[dtype], a), p.input("b_" + DT[dtype], b)
+        p.check("matmul %s" % DT[dtype], "matmul %s, %s" % (va, vb), a @ b, rtol=TOL[dtype] * 10,
+                atol=TOL[dtype])
+    # Batched, numpy semantics: batch dims broadcast (2x1 against 5).
+    c = rng.uniform(-1, 1, (2, 1, 3, 4)).astype(F32)
+    d = rng.uniform(-1, 1, (5, 4, 2)).astype(F32)
+    vc, vd = p.input("c", c), p.input("d", d, "{}, {}, {}")
+    p.check("matmul batched broadcast", "matmul %s, %s" % (vc, vd), c @ d, rtol=1e-5, atol=1e-6)
+    e = rng.uniform(-1, 1, (4, 3, 5)).astype(F32)
+    f = rng.uniform(-1, 1, (4, 5, 2)).astype(F32)
+    ve, vf = p.input("e", e), p.input("f", f)
+    p.check("matmul batched", "matmul %s, %s" % (ve, vf), e @ f, rtol=1e-5, atol=1e-6)
+    p.check("einsum bij,bjk->bik", 'einsum "bij,bjk->bik" (%s, %s)' % (ve, vf),
+            np.einsum("bij,bjk->bik", e, f), rtol=1e-5, atol=1e-6)
+    p.check("einsum bij,bkj->bik", 'einsum "bij,bkj->bik" (%s, %s)' % (ve, ve),
+            np.einsum("bij,bkj->bik", e, e), rtol=1e-5, atol=1e-6)
+    # Integers wrap (numpy's integer matmul is exact modulo 2^bits).
+    i = rng.integers(-(2**20), 2**20, (4, 6)).astype(I32)
+    j = rng.integers(-(2**20), 2**20, (6, 2)).astype(I32)
+    vi, vj = p.input("i", i), p.input("j", j)
+    p.check("matmul i32 wraps", "matmul %s, %s" % (vi, vj), i @ j)
+    k = rng.integers(-(2**40), 2**40, (2, 4)).astype(I64)
+    vk = p.input("k", k)
+    p.check("matmul i64 wraps", "matmul %s, %s" % (vk, p.let("kt", "transpose %s {perm = [1, 0]}"
+                                                                 % vk)), k @ k.T)
+    # An empty contracting dim gives zeros; an empty batch gives nothing.
+    z0 = np.zeros((3, 0), F32)
+    z1 = np.zeros((0, 2), F32)
+    vz0, vz1 = p.input("z0", z0, "{}, {}"), p.input("z1", z1, "{}, {}")
+    p.check("matmul empty contraction", "matmul %s, %s" % (vz0, vz1), z0 @ z1)
+    nan = np.array([[math.nan, 1.0], [math.inf, 0.0]], F32)
+    vn = p.input("nan", nan, "{}, {}")
+    p.check("matmul specials", "matmul %s, %s" % (vn, vn), nan @ nan)
+    return [p]
+
+
+def reduction_programs():
+    p = Program("reduce")
+    rng = np.random.default_rng(7)
+    # Many f32 values: numpy sums pairwise; shardc must be as accurate.
+    big = rng.uniform(0, 1, (4, 65536)).astype(F32)
+    vbig = p.input("big", big)
+    p.check("reduce_sum f32 65536", "reduce_sum %s {dims = [1]}" % vbig, big.sum(axis=1),
+            rtol=1e-6)
+    p.check("reduce_mean f32 all", "reduce_mean %s {dims = [0, 1]}" % vbig, big.mean(), rtol=1e-6)
+    x = rng.uniform(-4, 4, (4, 6, 8)).astype(F32)
+    vx = p.input("x", x)
+    for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min),
+                   ("reduce_mean", np.mean)):
+        for dims in ([0], [1], [2], [0, 2], [0, 1, 2]):
+            for keep in (False, True):
+                p.check("%s f32 %s keep=%s" % (op, dims, keep),
+                        "%s %s {dims = %s, keep_dims = %s}" % (op, vx, dims, str(keep).lower()),
+                        fn(x, axis=tuple(dims), keepdims=keep), rtol=1e-6, atol=1e-6)
+    s = np.array(SPECIALS, F64).reshape(4, 6)
+    s[0, :] = [math.nan, 1, 2, 3, 4, 5]
+    s[1, :] = [1, -math.inf, 2, 3, 4, 5]
+    vs = p.input("s", s, "{}, {}")
+    for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min),
+                   ("reduce_mean", np.mean)):
+        p.check("%s f64 specials" % op, "%s %s {dims = [1]}" % (op, vs), fn(s, axis=1),
+                rtol=1e-15)
+    for dtype, values in ((I32, INTS32), (I64, INTS64)):
+        i = np.array(values, dtype).reshape(3, 4)
+        vi = p.input("i_" + DT[dtype], i, "{}, {}")
+        for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min)):
+            for dims in ([0], [1], [0, 1]):
+                p.check("%s %s %s" % (op, DT[dtype], dims),
+                        "%s %s {dims = %s}" % (op, vi, dims),
+                        fn(i, axis=tuple(dims), dtype=dtype) if op == "reduce_sum"
+                        else fn(i, axis=tuple(dims)))
+        # An integer mean: numpy's mean, then astype (truncation toward zero).
+        m = np.array([[1, 2, -3, -4, 9], [-1, -2, 5, 7, 7], [3, 3, 3, 3, -13], [0, 0, 0, 0, 1]],
+                     dtype)
+        vm = p.input("m_" + DT[dtype], m)
+        for dims in ([0], [1], [0, 1]):
+            p.check("reduce_mean %s %s" % (DT[dtype], dims), "reduce_mean %s {dims = %s}" % (vm, dims),
+                    np.mean(m, axis=tuple(dims)).astype(dtype))
+    # The integer mean divides the wrapped sum (numpy's float mean does not
+    # wrap; equal while the sum fits, as here: 2^31 - 4).
+    w = np.full((4, 2), 2**29 - 1, I32) * np.array([1, -1], I32)
+    vw = p.input("w", w)
+    p.check("reduce_mean i32 large", "reduce_mean %s {dims = [0]}" % vw,
+            np.mean(w, axis=0).astype(I32))
+    ei = np.zeros((3, 0), I64)
+    vei = p.input("empty_i64", ei, "{}, {}")
+    p.check("reduce_mean i64 empty", "reduce_mean %s {dims = [1]}" % vei, np.zeros(3, I64))
+    # Empty reductions: numpy's sum is 0 and mean NaN (max and min of
+    # nothing are numpy errors; shardc gives the identity, -inf and +inf).
+    empty = np.zeros((0, 3), F32)
+    ve = p.input("empty", empty, "{}, {}")
+    p.check("reduce_sum empty", "reduce_sum %s {dims = [0]}" % ve, empty.sum(axis=0))
+    p.check("reduce_mean empty", "reduce_mean %s {dims = [0]}" % ve, empty.mean(axis=0))
+    p.check("reduce_max empty", "reduce_max %s {dims = [0]}" % ve, np.full(3, -np.inf, F32))
+    p.check("reduce_min empty", "reduce_min %s {dims = [0]}" % ve, np.full(3, np.inf, F32))
+    p.check("reduce_sum empty keep", "reduce_sum %s {dims = [1], keep_dims = true}" % ve,
+            empty.sum(axis=1, keepdims=True))
+    return [p]
+
+
+def shape_programs():
+    p = Program("shape")
+    x = np.arange(4 * 6 * 8, dtype=F32).reshape(4, 6, 8) - 50.5
+    vx = p.input("x", x)
+    i = np.arange(24, dtype=I64).reshape(4, 6) * -3
+    vi = p.input("i", i)
+    bits = (np.arange(24).reshape(4, 6) % 3 == 0)
+    vb = p.input("bits", bits)
+    p.check("reshape", "reshape %s : {T}" % vx, x.reshape(8, 3, 8))
+    p.check("reshape flat", "reshape %s : {T}" % vx, x.reshape(192))
+    p.check("transpose 201", "transpose %s {perm = [2, 0, 1]}" % vx, x.transpose(2, 0, 1))
+    p.check("transpose i64", "transpose %s {perm = [1, 0]}" % vi, i.T)
+    p.check("transpose i1", "transpose %s {perm = [1, 0]}" % vb, bits.T)
+    row = np.array([1.5, -0.0, math.nan, math.inf, -2.0], F32)
+    vr = p.input("row", row, "{}")
+    p.check("broadcast to rows", "broadcast %s {dims = [1]} : {T}" % vr,
+            np.broadcast_to(row, (3, 5)))
+    col = np.array([[7], [8], [9]], I32)
+    vc = p.input("col", col, "{}, {}")
+    p.check("broadcast size-1 dim", "broadcast %s {dims = [1, 2]} : {T}" % vc,
+            np.broadcast_to(col, (2, 3, 4)))
+    p.check("concat dim 1", "concat %s, %s, %s {dim = 1}" % (vi, vi, vi),
+            np.concatenate([i, i, i], axis=1))
+    p.check("concat dim 0 i1", "concat %s, %s {dim = 0}" % (vb, vb),
+            np.concatenate([bits, bits], axis=0))
+    e = np.zeros((4, 0), I64)
+    ve = p.input("e", e, "{}, {}")
+    p.check("concat with empty", "concat %s, %s, %s {dim = 1}" % (ve, vi, ve),
+            np.concatenate([e, i, e], axis=1))
+    for start, limit, stride in (([0, 1, 0], [4, 6, 8], [1, 2, 3]), ([1, 0, 7], [4, 5, 8],
+                                                                     [2, 4, 1]),
+                                 ([3, 2, 1], [4, 6, 8], [5, 5, 5]), ([0, 3, 0], [4, 3, 8],
+                                                                     [1, 1, 1])):
+        expected = x[tuple(slice(s, l, t) for s, l, t in zip(start, limit, stride))]
+        p.check("slice %s:%s:%s" % (start, limit, stride),
+                "slice %s {start = %s, limit = %s, stride = %s}" % (vx, start, limit, stride),
+                expected)
+    p.check("slice no stride", "slice %s {start = [1, 2], limit = [3, 6]}" % vi, i[1:3, 2:6])
+    p.check("pad f32", "pad %s {low = [1, 0, 2], high = [0, 3, 1], value = -0.5}" % vx,
+            np.pad(x, [(1, 0), (0, 3), (2, 1)], constant_values=-0.5))
+    p.check("pad i64", "pad %s {low = [2, 1], high = [1, 0], value = -7}" % vi,
+            np.pad(i, [(2, 1), (1, 0)], constant_values=-7))
+    p.check("pad i1", "pad %s {low = [0, 1], high = [1, 0], value = 1}" % vb,
+            np.pad(bits, [(0, 1), (1, 0)], constant_values=True))
+    return [p]
+
+
+def creation_programs():
+    p = Program("creation")
+    p.check("constant splat f32", "constant dense<1.5> : {T}", np.full((4, 4), 1.5, F32))
+    p.check("constant f64", "constant dense<[[0.1, -2e-3], [1e300, -0.0]]> : {T}",
+            np.array([[0.1, -2e-3], [1e300, -0.0]], F64))
+    p.check("constant f32 rounding", "constant dense<[0.1, 16777217.0, 3.4e38]> : {T}",
+            np.array([0.1, 16777217.0, 3.4e38], F32))
+    p.check("constant i32", "constant dense<[[1, -2], [2147483647, -2147483648]]> : {T}",
+            np.array([[1, -2], [2**31 - 1, -(2**31)]], I32))
+    p.check("constant i64", "constant dense<[9223372036854775807, -5]> : {T}",
+            np.array([2**63 - 1, -5], I64))
+    p.check("constant i1", "constant dense<[true, false, true]> : {T}",
+            np.array([True, False, True]))
+    p.check("constant rank 0", "constant dense<-3.25> : {T}", np.array(-3.25, F64))
+    for dim in (0, 1):
+        for dtype in (I32, I64, F32, F64):
+            expected = np.broadcast_to(np.arange(8 if dim == 0 else 6).reshape(
+                (-1, 1) if dim == 0 else (1, -1)), (8, 6)).astype(dtype)
+            p.check("iota %s dim %d" % (DT[dtype], dim), "iota {dim = %d} : {T}" % dim, expected)
+    return [p]
+
+
+def rank0_and_empty_programs():
+    p = Program("rank0_empty")
+    s = np.array(-2.5, F32)
+    vs = p.input("s", s, "")
+    m = np.arange(12, dtype=F32).reshape(3, 4)
+    vm = p.input("m", m)
+    p.check("exp rank 0", "exp %s" % vs, np.exp(s), rtol=1e-6)
+    p.check("add rank 0 + 2-D", "add %s, %s" % (vs, vm), s + m)
+    p.check("max 2-D, rank 0", "max %s, %s" % (vm, vs), np.maximum(m, s))
+    p.check("convert rank 0", "convert %s : {T}" % vs, to_int(s, I32))
+    p.check("reduce to rank 0", "reduce_sum %s {dims = [0, 1]}" % vm, m.sum())
+    p.check("reshape rank 0", "reshape %s : {T}" % vs, s.reshape(1, 1))
+    p.check("reduce rank 0 no dims", "reduce_max %s {dims = []}" % vs, s)
+    e = np.zeros((0, 4), F32)
+    ve = p.input("e", e, "{}, {}")
+    p.check("exp empty", "exp %s" % ve, np.exp(e))
+    p.check("add empty", "add %s, %s" % (ve, ve), e + e)
+    p.check("add empty broadcast", "add %s, %s" % (ve, p.let("row", "slice %s {start = [0, 0], "
+                                                                  "limit = [1, 4]}" % vm)),
+            e + m[0:1])
+    p.check("convert empty", "convert %s : {T}" % ve, e.astype(I64))
+    p.check("transpose empty", "transpose %s {perm = [1, 0]}" % ve, e.T)
+    return [p]
+
+
+def main():
+    shardc, mpiexec, work = sys.argv[1:4]
+    programs = (unary_programs() + convert_programs() + binary_programs() +
+                contraction_programs() + reduction_programs() + shape_programs() +
+                creation_programs() + rank0_and_empty_programs())
+    failures, checks = [], 0
+    for program in programs:
+        checks += 2 * len(program.results)
+        failures += run(program, shardc, mpiexec, work)
+    for line in failures:
+        print(line)
+    print("numpy conformance: %d programs, %d checks, %d failures" %
+          (len(programs), checks, len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
