@@ -2,7 +2,8 @@
 """Runs .shd programs both ways and compares their results with numpy's.
 
 numpy_conformance.py writes the programs (class Program); run() executes
-each with `shardc --interpret` and as an executable under mpiexec, and
+each with `shardc --interpret`, with `--simulate` (the per-device program)
+and as an executable under mpiexec, and
 compares every result with numpy's value: integers, booleans and the IEEE
 specials exactly, other floats within the tolerance the check gives.
 """
@@ -101,6 +102,8 @@ def run(program, shardc, mpiexec, work):
     runs = {
         "interpret": [[shardc, source, "--interpret"] + args +
                       ["--output-dir", os.path.join(directory, "interpret")]],
+        "simulate": [[shardc, source, "--simulate"] + args +
+                     ["--output-dir", os.path.join(directory, "simulate")]],
         "executable": [[shardc, source, "-o", exe],
                        [mpiexec, "-n", str(program.ranks), exe] + args +
                        ["--output-dir", os.path.join(directory, "executable")]],

@@ -222,11 +222,17 @@ def contraction_programs():
             np.einsum("bij,bjk->bik", e, f), rtol=1e-5, atol=1e-6)
     p.check("einsum bij,bkj->bik", 'einsum "bij,bkj->bik" (%s, %s)' % (ve, ve),
             np.einsum("bij,bkj->bik", e, e), rtol=1e-5, atol=1e-6)
+    for equation in ("bij->jbi", "bij->", "bij->bj", "bij,bij->i", "bij,bik->jk"):
+        p.check("einsum " + equation, 'einsum "%s" (%s)' % (equation, ", ".join(
+            [ve] * (equation.count(",") + 1))), np.einsum(equation, *[e] * (equation.count(",") + 1)),
+                rtol=1e-5, atol=1e-6)
     # Integers wrap (numpy's integer matmul is exact modulo 2^bits).
     i = rng.integers(-(2**20), 2**20, (4, 6)).astype(I32)
     j = rng.integers(-(2**20), 2**20, (6, 2)).astype(I32)
     vi, vj = p.input("i", i), p.input("j", j)
     p.check("matmul i32 wraps", "matmul %s, %s" % (vi, vj), i @ j)
+    p.check("einsum i32 ij,jk->ki", 'einsum "ij,jk->ki" (%s, %s)' % (vi, vj),
+            np.einsum("ij,jk->ki", i, j))
     k = rng.integers(-(2**40), 2**40, (2, 4)).astype(I64)
     vk = p.input("k", k)
     p.check("matmul i64 wraps", "matmul %s, %s" % (vk, p.let("kt", "transpose %s {perm = [1, 0]}"
@@ -266,11 +272,19 @@ def reduction_programs():
     vs = p.input("s", s, "{}, {}")
     for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min),
                    ("reduce_mean", np.mean)):
-        p.check("%s f64 specials" % op, "%s %s {dims = [1]}" % (op, vs), fn(s, axis=1),
-                rtol=1e-15)
+        for dims in ([0], [1]):  # over the rows, and down the columns
+            p.check("%s f64 specials %s" % (op, dims), "%s %s {dims = %s}" % (op, vs, dims),
+                    fn(s, axis=tuple(dims)), rtol=1e-15)
+    s32 = s.astype(F32)
+    vs32 = p.input("s32", s32)
+    for op, fn in (("reduce_max", np.max), ("reduce_min", np.min)):
+        for dims in ([0], [1], [0, 1]):
+            p.check("%s f32 specials %s" % (op, dims), "%s %s {dims = %s}" % (op, vs32, dims),
+                    fn(s32, axis=tuple(dims)), signed_zeros=False)
     for dtype, values in ((I32, INTS32), (I64, INTS64)):
-        i = np.array(values, dtype).reshape(3, 4)
-        vi = p.input("i_" + DT[dtype], i, "{}, {}")
+        # Rows split over "x": the sums wrap across devices too.
+        i = np.array(values, dtype).reshape(4, 3)
+        vi = p.input("i_" + DT[dtype], i)
         for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min)):
             for dims in ([0], [1], [0, 1]):
                 p.check("%s %s %s" % (op, DT[dtype], dims),
@@ -400,14 +414,93 @@ def rank0_and_empty_programs():
     return [p]
 
 
+def uneven_programs():
+    """Dims the mesh does not divide (4 shards of 5 or 7: padded blocks, one
+    of them empty), so padding must never reach a result: reductions over
+    the split dims whose values are all negative or all NaN-free extremes,
+    a contraction over a split dim, shape ops across the split."""
+    p = Program("uneven", mesh='["x"=4]', ranks=4)
+    rng = np.random.default_rng(11)
+    a = rng.uniform(-3, 3, (5, 7)).astype(F32)
+    # NaN in each device's block (rows 0-1, 2-3, 4): max and min combine
+    # across devices and must propagate it from any of them.
+    a[1, 2], a[3, 6], a[4, 0] = math.nan, math.inf, -math.inf
+    a[2, 4], a[4, 5], a[0, 1] = math.nan, math.nan, -math.inf
+    va = p.input("a", a, '{"x"}, {}')
+    row = rng.uniform(-1, 1, 7).astype(F32)
+    vrow = p.input("row", row, '{"x"}')
+    neg = -rng.integers(1, 1000, (5, 7)).astype(I32)
+    vneg = p.input("neg", neg, '{"x"}, {}')
+    pos = rng.uniform(1, 5, (7, 5)).astype(F64)
+    vpos = p.input("pos", pos, '{}, {"x"}')
+    w = rng.uniform(-1, 1, (7, 3)).astype(F32)
+    vw = p.input("w", w, '{"x"}, {}')
+    p.check("round", "round %s" % va, np.round(a))
+    p.check("sign", "sign %s" % va, np.sign(a))
+    p.check("add 1-D row", "add %s, %s" % (va, vrow), a + row)
+    p.check("max with NaN", "max %s, %s" % (vrow, va), np.maximum(row, a), signed_zeros=False)
+    p.check("lt", "lt %s, %s" % (va, vrow), a < row)
+    for op, fn in (("reduce_sum", np.sum), ("reduce_max", np.max), ("reduce_min", np.min),
+                   ("reduce_mean", np.mean)):
+        for dims in ([0], [1], [0, 1]):
+            p.check("%s f32 %s" % (op, dims), "%s %s {dims = %s}" % (op, va, dims),
+                    fn(a, axis=tuple(dims)), rtol=1e-6, atol=1e-6)
+        for name, value, array in (("neg i32", vneg, neg), ("pos f64", vpos, pos)):
+            expected = fn(array, axis=0)
+            if op == "reduce_mean" and array.dtype == I32:
+                expected = expected.astype(I32)
+            p.check("%s %s over split" % (op, name), "%s %s {dims = [0]}" % (op, value),
+                    expected.astype(array.dtype), rtol=1e-12, atol=1e-12)
+    p.check("matmul split contraction", "matmul %s, %s" % (p.let("a_finite", "min %s, %s" % (
+        va, p.let("three", "constant dense<3.0> : tensor<f32>"))), vw),
+            np.minimum(a, F32(3)) @ w, rtol=1e-5, atol=1e-5)
+    p.check("reshape across split", "reshape %s : {T}" % va, a.reshape(35))
+    p.check("reshape 7x5", "reshape %s : {T}" % va, a.reshape(7, 5))
+    p.check("transpose", "transpose %s {perm = [1, 0]}" % va, a.T)
+    p.check("slice strided", "slice %s {start = [1, 0], limit = [5, 7], stride = [2, 3]}" % va,
+            a[1:5:2, 0:7:3])
+    p.check("pad split dim", "pad %s {low = [2, 0], high = [1, 1], value = 9.5}" % va,
+            np.pad(a, [(2, 1), (0, 1)], constant_values=9.5))
+    p.check("concat split dim", "concat %s, %s {dim = 0}" % (va, va), np.concatenate([a, a]))
+    p.check("broadcast", "broadcast %s {dims = [1]} : {T}" % vrow, np.broadcast_to(row, (3, 7)))
+    p.check("iota", "iota {dim = 0} : {T}", np.broadcast_to(np.arange(9, dtype=I64)[:, None],
+                                                              (9, 3)))
+    q = Program("two_ranks", mesh='["x"=2]', ranks=2)
+    c = rng.uniform(-1, 1, (2, 1, 3, 4)).astype(F32)
+    d = rng.uniform(-1, 1, (5, 4, 2)).astype(F32)
+    e = rng.uniform(-1, 1, (4, 2)).astype(F32)
+    vc = q.input("c", c, '{"x"}, {}, {}, {}')
+    vd = q.input("d", d, '{}, {"x"}, {}')
+    ve = q.input("e", e, '{"x"}, {}')
+    q.check("matmul broadcast batch, split", "matmul %s, %s" % (vc, vd), c @ d, rtol=1e-5,
+            atol=1e-6)
+    q.check("matmul N-D by 2-D", "matmul %s, %s" % (vc, ve), c @ e, rtol=1e-5, atol=1e-6)
+    x = rng.uniform(-1, 1, (4, 1, 6)).astype(F64)
+    y = rng.uniform(-1, 1, (3, 1)).astype(F64)
+    vx, vy = q.input("x", x, '{"x"}, {}, {}'), q.input("y", y, "{}, {}")
+    q.check("broadcast (4,1,6) (3,1)", "mul %s, %s" % (vx, vy), x * y)
+    q.check("pow broadcast", "pow %s, %s" % (vy, vx), np.power(y, x), rtol=1e-13)
+    pred = rng.uniform(-1, 1, 6) > 0
+    vp = q.input("pred", pred, '{"x"}')
+    q.check("select rank-promoted", "select %s, %s, %s" % (vp, vx, vy), np.where(pred, x, y))
+    i = rng.integers(-50, 50, (6, 8)).astype(I64)
+    vi = q.input("i", i, '{}, {"x"}')
+    q.check("div i64 split", "div %s, %s" % (vi, q.let("seven", "constant dense<-7> : "
+                                                              "tensor<i64>")),
+            int_div(i, np.array(-7, I64)))
+    q.check("reduce_mean i64 split", "reduce_mean %s {dims = [1]}" % vi,
+            np.mean(i, axis=1).astype(I64))
+    return [p, q]
+
+
 def main():
     shardc, mpiexec, work = sys.argv[1:4]
     programs = (unary_programs() + convert_programs() + binary_programs() +
                 contraction_programs() + reduction_programs() + shape_programs() +
-                creation_programs() + rank0_and_empty_programs())
+                creation_programs() + rank0_and_empty_programs() + uneven_programs())
     failures, checks = [], 0
     for program in programs:
-        checks += 2 * len(program.results)
+        checks += 3 * len(program.results)
         failures += run(program, shardc, mpiexec, work)
     for line in failures:
         print(line)
