@@ -117,9 +117,13 @@ llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x) {
 }
 
 llvm::Value *emitErf(KernelLowering &k, llvm::Value *x) {
-  llvm::Type *type = x->getType();
-  llvm::FunctionCallee fn = k.runtimeFunction(type->isFloatTy() ? "erff" : "erf",
-                                              llvm::FunctionType::get(type, {type}, false));
+  // f32 goes through libm's double erf and rounds once, as the interpreter
+  // does: erff is 1 ulp off near +-1, which 1 + erf(x) (gelu) turns into a
+  // large relative error against numpy's reference (scipy's erf, in double).
+  llvm::IRBuilder<> &b = k.builder;
+  bool isF32 = x->getType()->isFloatTy();
+  llvm::Type *type = b.getDoubleTy();
+  llvm::FunctionCallee fn = k.runtimeFunction("erf", llvm::FunctionType::get(type, {type}, false));
   // erf reads and writes no memory the program sees (at most errno), so it
   // may be hoisted and its calls merged.
   if (auto *declaration = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
@@ -127,7 +131,9 @@ llvm::Value *emitErf(KernelLowering &k, llvm::Value *x) {
     declaration->setDoesNotThrow();
     declaration->addFnAttr(llvm::Attribute::WillReturn);
   }
-  return k.builder.CreateCall(fn, {x});
+  if (!isF32)
+    return b.CreateCall(fn, {x});
+  return b.CreateFPTrunc(b.CreateCall(fn, {b.CreateFPExt(x, type)}), x->getType());
 }
 
 llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {

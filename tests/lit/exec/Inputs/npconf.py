@@ -48,7 +48,7 @@ class Program:
         """`statement` computes the result ('{T}' is replaced by its type).
         rtol None: exact, and zeros' signs too unless `signed_zeros` is off."""
         expected = np.asarray(expected)
-        name = "r%d" % len(self.results)
+        name = "result%d" % len(self.results)
         self.lines.append("  %%%s = %s" % (name, statement.replace("{T}", tensor_type(expected))))
         self.results.append((label, name, expected, rtol, atol, signed_zeros))
 

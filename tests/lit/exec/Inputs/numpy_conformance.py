@@ -493,11 +493,61 @@ def uneven_programs():
     return [p, q]
 
 
+def chain_programs():
+    """Chains the executable fuses into one loop or row kernel (softmax,
+    layer norm, gelu, casts inside reductions): the fused code must give
+    each op's value as numpy computes it op by op."""
+    p = Program("chains")
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-30, 30, (8, 64)).astype(F32)
+    x[1, :] = -math.inf  # a row of -inf: max -inf, then NaN throughout (numpy)
+    x[2, 5] = math.nan
+    x[3, 7] = math.inf
+    x[4, :] = 0.0
+    vx = p.input("x", x)
+    m = p.let("m", "reduce_max %s {dims = [1], keep_dims = true}" % vx)
+    e = p.let("e", "exp %s" % p.let("xm", "sub %s, %s" % (vx, m)))
+    s = p.let("s", "reduce_sum %s {dims = [1], keep_dims = true}" % e)
+    with np.errstate(all="ignore"):
+        ex = np.exp(x - x.max(axis=1, keepdims=True))
+        p.check("softmax", "div %s, %s" % (e, s), ex / ex.sum(axis=1, keepdims=True), rtol=1e-6,
+                atol=1e-30)
+    mean = p.let("mean", "reduce_mean %s {dims = [1], keep_dims = true}" % vx)
+    d = p.let("d", "sub %s, %s" % (vx, mean))
+    var = p.let("var", "reduce_mean %s {dims = [1], keep_dims = true}" % p.let(
+        "d2", "mul %s, %s" % (d, d)))
+    eps = p.let("eps", "constant dense<1e-5> : tensor<f32>")
+    xd = x - x.mean(axis=1, keepdims=True)
+    p.check("layer norm", "mul %s, %s" % (d, p.let("inv", "rsqrt %s" % p.let(
+        "ve", "add %s, %s" % (var, eps)))),
+            xd / np.sqrt((xd * xd).mean(axis=1, keepdims=True) + F32(1e-5)), rtol=1e-5,
+            atol=1e-6)
+    half = p.let("half", "constant dense<0.5> : tensor<f32>")
+    r2 = p.let("r2", "constant dense<0.70710678118654752> : tensor<f32>")
+    g = p.let("g", "erf %s" % p.let("xs", "mul %s, %s" % (vx, r2)))
+    gelu = p.let("gelu", "mul %s, %s" % (p.let("hx", "mul %s, %s" % (vx, half)), p.let(
+        "g1", "add %s, %s" % (g, p.let("one", "constant dense<1.0> : tensor<f32>")))))
+    p.check("gelu", "identity %s" % gelu, (x * F32(0.5)) * (erf(x * F32(0.70710678118654752)) + 1),
+            rtol=1e-6, atol=1e-30)
+    xi = p.let("xi", "convert %s : tensor<8x64xi32>" % vx)
+    p.check("f32 -> i32 -> f32", "convert %s : {T}" % xi, to_int(x, I32).astype(F32))
+    positive = p.let("positive", "gt %s, %s" % (vx, p.let("zero", "constant dense<0.0> : "
+                                                                "tensor<f32>")))
+    p.check("count of positives", "reduce_sum %s {dims = [1]}" % p.let(
+        "pi", "convert %s : tensor<8x64xi64>" % positive), (x > 0).sum(axis=1).astype(I64))
+    p.check("relu sum down columns", "reduce_sum %s {dims = [0]}" % p.let("rx", "relu %s" % vx),
+            np.maximum(x, 0).astype(F64).sum(axis=0).astype(F32), rtol=1e-6)
+    p.check("transposed chain", "transpose %s {perm = [1, 0]}" % p.let(
+        "tx", "tanh %s" % p.let("x2", "mul %s, %s" % (vx, vx))), np.tanh(x * x).T, rtol=1e-6)
+    return [p]
+
+
 def main():
     shardc, mpiexec, work = sys.argv[1:4]
     programs = (unary_programs() + convert_programs() + binary_programs() +
                 contraction_programs() + reduction_programs() + shape_programs() +
-                creation_programs() + rank0_and_empty_programs() + uneven_programs())
+                creation_programs() + rank0_and_empty_programs() + uneven_programs() +
+                chain_programs())
     failures, checks = [], 0
     for program in programs:
         checks += 3 * len(program.results)
