@@ -537,6 +537,15 @@ def chain_programs():
         "pi", "convert %s : tensor<8x64xi64>" % positive), (x > 0).sum(axis=1).astype(I64))
     p.check("relu sum down columns", "reduce_sum %s {dims = [0]}" % p.let("rx", "relu %s" % vx),
             np.maximum(x, 0).astype(F64).sum(axis=0).astype(F32), rtol=1e-6)
+    # Fused arithmetic rounds after every op as numpy does (no FMA), so it
+    # is exact; a division by a scalar is within 2 ulp (a multiplication by
+    # the reciprocal, docs/backend-and-runtime.md).
+    y = rng.uniform(-1, 1, (8, 64)).astype(F32)
+    vy = p.input("y", y)
+    p.check("mul add sub chain exact", "sub %s, %s" % (p.let("xyx", "add %s, %s" % (
+        p.let("xy", "mul %s, %s" % (vx, vy)), vx)), vy), x * y + x - y)
+    third = p.let("third", "constant dense<3.0> : tensor<f32>")
+    p.check("div by scalar", "div %s, %s" % (vy, third), y / F32(3), rtol=2.5e-7)
     p.check("transposed chain", "transpose %s {perm = [1, 0]}" % p.let(
         "tx", "tanh %s" % p.let("x2", "mul %s, %s" % (vx, vx))), np.tanh(x * x).T, rtol=1e-6)
     return [p]
