@@ -206,7 +206,9 @@ std::vector<int64_t> broadcastShape(const Op &op, const std::vector<const Tensor
 Tensor convert(const Tensor &x, DType to) {
   Tensor out(TensorType{x.shape(), to});
   for (int64_t i = 0; i < x.size(); ++i) {
-    if (isFloat(to))
+    if (to == DType::F32 && !x.holdsFloats()) // one rounding: through double could be two
+      out.setFloat(i, static_cast<double>(static_cast<float>(x.intAt(i))));
+    else if (isFloat(to))
       out.setFloat(i, x.asDouble(i));
     else if (x.holdsFloats())
       out.setInt(i, static_cast<uint64_t>(floatToInt(to, x.floatAt(i))));

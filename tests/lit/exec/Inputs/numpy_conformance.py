@@ -126,7 +126,10 @@ def convert_programs():
     d = np.array(SPECIALS + [3e9, -3e9, 2147483647.9, -2147483648.9, -2147483649.0, 1e300,
                              -1e300, 1e-320, 9.3e18, -9.3e18, 4.1e9, -0.99], F64).reshape(6, 6)
     i = np.array(INTS32 + [16777217, -16777219, 2**30 + 1, 5], I32).reshape(4, 4)
-    j = np.array(INTS64 + [2**53 + 1, 2**32 + 5, -(2**32) - 5, 2**31], I64).reshape(4, 4)
+    # 2^60 + 2^36 + 1 is just above a half-way point of f32 but rounds to it
+    # in f64: i64 -> f32 must round once.
+    j = np.array(INTS64 + [2**53 + 1, 2**60 + 2**36 + 1, -(2**60) - 2**36 - 1, 2**31],
+                 I64).reshape(4, 4)
     bits = np.array([True, False, False, True] * 4).reshape(4, 4)
     values = {F32: p.input("f", f), F64: p.input("d", d), I32: p.input("i", i),
               I64: p.input("j", j), B: p.input("bits", bits)}
