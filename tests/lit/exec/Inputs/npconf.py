@@ -28,10 +28,14 @@ class Program:
     def __init__(self, name, mesh='["x"=2, "y"=2]', ranks=4):
         self.name, self.mesh, self.ranks = name, mesh, ranks
         self.params, self.inputs, self.lines, self.results = [], {}, [], []
+        self.fortran = set()
 
-    def input(self, name, array, dims=None):
+    def input(self, name, array, dims=None, fortran=False):
         """`dims`: the sharding's dims, e.g. '{"x"}, {}' (default: dim 0 on
-        "x" and dim 1 on "y" where they divide)."""
+        "x" and dim 1 on "y" where they divide). `fortran`: the file in
+        Fortran order, as np.save writes an F-contiguous array."""
+        if fortran:
+            self.fortran.add(name)
         if dims is None:
             axes = ['"x"', '"y"']
             dims = ", ".join("{%s}" % axes[d] if d < 2 and n > 0 and n % 2 == 0 else "{}"
@@ -96,7 +100,7 @@ def run(program, shardc, mpiexec, work):
     args = []
     for name, array in program.inputs.items():
         path = os.path.join(directory, name + ".npy")
-        np.save(path, array)
+        np.save(path, np.asfortranarray(array) if name in program.fortran else array)
         args += ["--input", "%s=%s" % (name, path)]
     exe = os.path.join(directory, "prog")
     runs = {

@@ -554,12 +554,31 @@ def chain_programs():
     return [p]
 
 
+def input_order_programs():
+    """Inputs as numpy saves them: np.save of an F-contiguous array (a
+    transposed one) writes the file in Fortran order, which each device reads
+    its block of."""
+    p = Program("fortran_inputs")
+    rng = np.random.default_rng(17)
+    a = rng.uniform(-1, 1, (6, 4)).astype(F32)
+    va = p.input("a", a, fortran=True)
+    b = rng.integers(-9, 9, (4, 3, 6)).astype(I64)
+    vb = p.input("b", b, '{"x"}, {}, {"y"}', fortran=True)
+    c = np.array([[True, False, False], [True, True, False]])
+    vc = p.input("c", c, "{}, {}", fortran=True)
+    p.check("f32 read", "identity %s" % va, a)
+    p.check("i64 read, split", "identity %s" % vb, b)
+    p.check("i1 read", "identity %s" % vc, c)
+    p.check("used", "add %s, %s" % (va, va), a + a)
+    return [p]
+
+
 def main():
     shardc, mpiexec, work = sys.argv[1:4]
     programs = (unary_programs() + convert_programs() + binary_programs() +
                 contraction_programs() + reduction_programs() + shape_programs() +
                 creation_programs() + rank0_and_empty_programs() + uneven_programs() +
-                chain_programs())
+                chain_programs() + input_order_programs())
     failures, checks = [], 0
     for program in programs:
         checks += 3 * len(program.results)
