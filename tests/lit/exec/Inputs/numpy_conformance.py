@@ -414,6 +414,13 @@ def rank0_and_empty_programs():
             e + m[0:1])
     p.check("convert empty", "convert %s : {T}" % ve, e.astype(I64))
     p.check("transpose empty", "transpose %s {perm = [1, 0]}" % ve, e.T)
+    # A size-0 dim split over the mesh: every device holds nothing of it.
+    vez = p.input("ez", e, '{"x"}, {"y"}')
+    p.check("exp empty split", "exp %s" % vez, np.exp(e))
+    p.check("reduce_sum empty split", "reduce_sum %s {dims = [0]}" % vez, e.sum(axis=0))
+    p.check("reduce_min empty split", "reduce_min %s {dims = [0]}" % vez, np.full(4, np.inf, F32))
+    p.check("matmul empty split", "matmul %s, %s" % (p.let("ezt", "transpose %s {perm = [1, 0]}"
+                                                             % vez), vez), e.T @ e)
     return [p]
 
 
