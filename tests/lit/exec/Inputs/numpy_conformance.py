@@ -11,8 +11,9 @@ npconf_elementwise.py and npconf_structure.py hold the programs,
 npconf_values.py the values). Where numpy defines no
 value the expected one is shardc's documented rule (docs/language.md,
 "Values of the ops"), written here from the rule:
-  - integer `div` truncates toward zero (ONNX Div, StableHLO divide; numpy's
-    `//` floors), x / 0 = 0 (numpy's `//` gives 0 too), INT_MIN / -1 wraps;
+  - integer `div` truncates toward zero (ONNX Div: onnx/onnx's
+    onnx/reference/ops/op_div.py; StableHLO divide; numpy's `//` floors),
+    x / 0 = 0 (numpy's `//` gives 0 too), INT_MIN / -1 wraps;
   - integer `pow` with a negative exponent is the truncated exact value
     (1 for base 1, +-1 for base -1, 0 otherwise; numpy raises; PyTorch's
     powi in aten/src/ATen/native/Pow.h);
