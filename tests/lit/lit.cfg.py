@@ -1,6 +1,10 @@
 # lit configuration for shardc's compiler tests (Shardy style: RUN lines,
 # FileCheck, --verify-diagnostics).
 import os
+import shutil
+import subprocess
+import sys
+
 import lit.formats
 
 config.name = "shardc"
@@ -57,11 +61,6 @@ if config.mpirun_openmpi:
 # compare results with numpy's: the one running lit, else the system's
 # (Debian's python3-numpy is for /usr/bin/python3, while `python3` on PATH
 # may be another installation).
-import shutil
-import subprocess
-import sys
-
-
 def find_python_with_numpy():
     for candidate in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
         if candidate and os.path.exists(candidate) and subprocess.run(
