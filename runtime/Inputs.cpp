@@ -1,9 +1,9 @@
 // Inputs: each rank reads only its own block of each .npy file, with
 // positioned reads (pread) of the block's contiguous runs, the padding left
-// zero. With --random-inputs SEED an input without --input gets the values
-// of shardc's interpreter (interp::randomTensor(type, SEED, index)), each
-// rank computing only its block's elements from their global indices with
-// the same generator (support/Random.h).
+// zero (a file in Fortran order is read whole, then picked from). With --random-inputs SEED an
+// input without --input gets the values of shardc's interpreter (interp::randomTensor(type, SEED,
+// index)), each rank computing only its block's elements from their global indices with the same
+// generator (support/Random.h).
 #include "runtime/Layout.h"
 #include "runtime/Npy.h"
 #include "support/Random.h"
@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace shardrt {
 namespace {
@@ -49,6 +50,33 @@ void fillRandom(const shardrt_tensor &t, uint64_t seed, int64_t inputIndex, cons
   });
 }
 
+/// This rank's block of a file in Fortran order (numpy writes one for an
+/// F-contiguous array, such as a transposed one: the first index varies
+/// fastest). Rare and small in practice, so the whole array is read and the
+/// block's elements picked from it; `readAt(out, offset, bytes)` reads the
+/// data at `offset` bytes.
+template <typename ReadAt>
+void readFortranBlock(const shardrt_tensor &t, const Block &block, int64_t size, char *buffer,
+                      ReadAt &&readAt) {
+  int64_t elements = product(t.shape, 0, t.ndims);
+  std::vector<char> all(static_cast<size_t>(elements * size));
+  readAt(all.data(), 0, elements * size);
+  std::vector<int64_t> fortranStrides(static_cast<size_t>(t.ndims), 1);
+  for (int64_t d = 1; d < t.ndims; ++d)
+    fortranStrides[d] = fortranStrides[d - 1] * t.shape[d - 1];
+  forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t rowMajor = globalOffset + i, at = 0; // its Fortran-order position
+      for (int64_t d = t.ndims - 1; d >= 0; --d) {
+        at += rowMajor % t.shape[d] * fortranStrides[d];
+        rowMajor /= t.shape[d];
+      }
+      std::memcpy(buffer + (localOffset + i) * size, all.data() + at * size,
+                  static_cast<size_t>(size));
+    }
+  });
+}
+
 /// Reads this rank's block of `path`; returns "" or what went wrong.
 std::string readBlock(const std::string &path, const shardrt_tensor &t, const Block &block,
                       char *buffer) {
@@ -61,22 +89,28 @@ std::string readBlock(const std::string &path, const shardrt_tensor &t, const Bl
     error = format("cannot stat: %s", std::strerror(errno));
   else if (!S_ISREG(info.st_mode))
     error = "not a regular file";
-  int64_t dataOffset = error.empty() ? readNpyHeader(fd, info.st_size, t, error) : -1;
+  bool fortranOrder = false;
+  int64_t dataOffset = error.empty() ? readNpyHeader(fd, info.st_size, t, error, fortranOrder) : -1;
   int64_t size = dtypeSize(t.dtype);
-  if (error.empty())
+  auto readAt = [&](char *out, int64_t offset, int64_t bytes) {
+    while (bytes > 0 && error.empty()) {
+      ssize_t got = pread(fd, out, static_cast<size_t>(bytes), offset);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        error = got < 0 ? format("read failed: %s", std::strerror(errno))
+                        : std::string("file shrank while being read");
+      else
+        out += got, offset += got, bytes -= got;
+    }
+  };
+  if (error.empty() && !fortranOrder)
     forEachRun(block, [&](int64_t globalOffset, int64_t localOffset, int64_t count) {
-      char *out = buffer + localOffset * size;
-      int64_t offset = dataOffset + globalOffset * size, bytes = count * size;
-      while (bytes > 0 && error.empty()) {
-        ssize_t got = pread(fd, out, static_cast<size_t>(bytes), offset);
-        if (got < 0 && errno == EINTR)
-          continue;
-        if (got <= 0)
-          error = got < 0 ? format("read failed: %s", std::strerror(errno))
-                          : std::string("file shrank while being read");
-        else
-          out += got, offset += got, bytes -= got;
-      }
+      readAt(buffer + localOffset * size, dataOffset + globalOffset * size, count * size);
+    });
+  else if (error.empty())
+    readFortranBlock(t, block, size, buffer, [&](char *out, int64_t offset, int64_t bytes) {
+      readAt(out, dataOffset + offset, bytes);
     });
   close(fd);
   if (error.empty() && t.dtype == SHARDRT_I1) // NumPy bools are 0/1; be sure

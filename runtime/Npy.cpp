@@ -48,8 +48,8 @@ std::string descrName(const std::string &descr) {
 
 } // namespace
 
-int64_t readNpyHeader(int fd, int64_t fileSize, const shardrt_tensor &expected,
-                      std::string &error) {
+int64_t readNpyHeader(int fd, int64_t fileSize, const shardrt_tensor &expected, std::string &error,
+                      bool &fortranOrder) {
   using shardc::support::NpyPreamble;
   char prefix[12];
   size_t prefixBytes = static_cast<size_t>(std::clamp<int64_t>(fileSize, 0, sizeof prefix));
@@ -93,10 +93,7 @@ int64_t readNpyHeader(int fd, int64_t fileSize, const shardrt_tensor &expected,
                    dtypeName(expected.dtype));
     return -1;
   }
-  if (dict.fortranOrder) {
-    error = "array is in Fortran order, expected C order (numpy.ascontiguousarray)";
-    return -1;
-  }
+  fortranOrder = dict.fortranOrder;
   std::vector<int64_t> wantShape(expected.shape, expected.shape + expected.ndims);
   if (dict.shape != wantShape) {
     error = format("shape is %s, expected %s",

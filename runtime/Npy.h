@@ -15,10 +15,12 @@ namespace shardrt {
 const char *npyDescr(int64_t dtype);
 
 /// Reads the header of the open file `fd` (of `fileSize` bytes) and checks it
-/// against `expected`: magic string, version, header syntax, dtype, C order,
-/// shape, and a data length of exactly the array's bytes. Returns the offset
-/// of the data, or -1 with `error` saying what is wrong (without the file name).
-int64_t readNpyHeader(int fd, int64_t fileSize, const shardrt_tensor &expected, std::string &error);
+/// against `expected`: magic string, version, header syntax, dtype, shape,
+/// and a data length of exactly the array's bytes; `fortranOrder` tells the
+/// element order. Returns the offset of the data, or -1 with `error` saying
+/// what is wrong (without the file name).
+int64_t readNpyHeader(int fd, int64_t fileSize, const shardrt_tensor &expected, std::string &error,
+                      bool &fortranOrder);
 
 /// A version 1.0 header for `tensor`, padded so the data starts at a
 /// multiple of 64 bytes.

@@ -1,9 +1,11 @@
 // Elementwise ops: unary, convert, binary with numpy broadcasting, select.
 // Floats compute in double and round to the element type once; integers
 // compute in uint64 and wrap (Tensor.h). Decisions where the op set leaves
-// room: integer div truncates toward zero and x / 0 = 0; integer pow with a
-// negative exponent is 0; round is half to even (numpy, ONNX); max and min
-// propagate NaN (numpy maximum/minimum); sign keeps 0, -0 and NaN.
+// room (docs/backend-and-runtime.md): integer div truncates toward zero
+// (ONNX Div) and x / 0 = 0; integer pow with a negative exponent is the
+// truncated exact value (PyTorch's powi); round is half to even (numpy,
+// ONNX); max and min propagate NaN (numpy maximum/minimum); sign is numpy's
+// (NaN stays, -0 gives +0).
 #include "backend/interpreter/InterpreterInternal.h"
 
 #include <algorithm>
@@ -43,7 +45,7 @@ double unaryFloat(const Op &op, double x) {
   case OpKind::Round:
     return std::nearbyint(x); // the default rounding mode: half to even
   case OpKind::Sign:
-    return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
+    return x > 0 ? 1.0 : x < 0 ? -1.0 : x == 0 ? 0.0 : x;
   case OpKind::Reciprocal:
     return 1.0 / x;
   case OpKind::Erf:
@@ -131,8 +133,8 @@ double binaryFloat(const Op &op, double a, double b) {
 }
 
 uint64_t intPow(int64_t base, int64_t exponent) {
-  if (exponent < 0)
-    return 0;
+  if (exponent < 0) // 1 / base^-exponent, truncated: nonzero for |base| = 1 only
+    return static_cast<uint64_t>(base == 1 ? 1 : base == -1 ? (exponent & 1 ? -1 : 1) : 0);
   uint64_t result = 1, b = static_cast<uint64_t>(base);
   for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1, b *= b)
     if (e & 1)
@@ -204,7 +206,9 @@ std::vector<int64_t> broadcastShape(const Op &op, const std::vector<const Tensor
 Tensor convert(const Tensor &x, DType to) {
   Tensor out(TensorType{x.shape(), to});
   for (int64_t i = 0; i < x.size(); ++i) {
-    if (isFloat(to))
+    if (to == DType::F32 && !x.holdsFloats()) // one rounding: through double could be two
+      out.setFloat(i, static_cast<double>(static_cast<float>(x.intAt(i))));
+    else if (isFloat(to))
       out.setFloat(i, x.asDouble(i));
     else if (x.holdsFloats())
       out.setInt(i, static_cast<uint64_t>(floatToInt(to, x.floatAt(i))));

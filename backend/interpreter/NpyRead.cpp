@@ -69,10 +69,6 @@ Tensor decodeNpy(const std::string &bytes, const std::string &name,
                             "i64 <i8, i1 |b1 are read)",
                             name, header.descr));
   DType dtype = static_cast<DType>(*npyType);
-  if (header.fortranOrder)
-    throw Error(fmt::format("{}: Fortran order is not supported: save the array in C order "
-                            "(numpy.ascontiguousarray)",
-                            name));
   if (expected && dtype != expected->dtype)
     throw Error(fmt::format("{}: element type doesn't match: expected {} ({}), got {} ({})", name,
                             npyDescr(expected->dtype), dtypeName(expected->dtype), header.descr,
@@ -99,8 +95,23 @@ Tensor decodeNpy(const std::string &bytes, const std::string &name,
 
   Tensor t(type);
   const char *data = bytes.data() + dataStart;
-  for (int64_t i = 0; i < count; ++i) {
-    const char *p = data + i * width;
+  // In Fortran order (numpy's np.save of an F-contiguous array, such as a
+  // transposed one) the file's first index varies fastest: file element
+  // `file` goes to its row-major position.
+  std::vector<int64_t> strides = stridesOf(header.shape);
+  auto positionOf = [&](int64_t file) {
+    if (!header.fortranOrder)
+      return file;
+    int64_t position = 0;
+    for (size_t d = 0; d < header.shape.size(); ++d) {
+      position += file % header.shape[d] * strides[d];
+      file /= header.shape[d];
+    }
+    return position;
+  };
+  for (int64_t file = 0; file < count; ++file) {
+    const char *p = data + file * width;
+    int64_t i = positionOf(file);
     switch (dtype) {
     case DType::F32: {
       float f;
@@ -129,7 +140,7 @@ Tensor decodeNpy(const std::string &bytes, const std::string &name,
     case DType::I1: {
       unsigned char b = static_cast<unsigned char>(*p);
       if (b > 1)
-        throw Error(fmt::format("{}: element {} is not a bool: byte {}", name, i, int(b)));
+        throw Error(fmt::format("{}: element {} is not a bool: byte {}", name, file, int(b)));
       t.setInt(i, b);
       break;
     }

@@ -2,6 +2,8 @@
 // with `keep_dims`. Floats accumulate in double and round once; integers
 // accumulate in uint64 and wrap. max/min propagate NaN; an empty reduction
 // gives the identity (0, -inf/+inf or the integer type's min/max; mean: NaN).
+// An integer mean is the sum, wrapped to the type, divided by the count like
+// integer `div` (truncated toward zero, numpy's mean then astype; empty: 0).
 #include "backend/interpreter/InterpreterInternal.h"
 
 #include <cmath>
@@ -81,7 +83,10 @@ Tensor evalReduction(const Op &op, const Tensor &input) {
     if (reduced[d])
       count *= input.shape()[d];
   for (size_t i = 0; i < n; ++i) {
-    if (!input.holdsFloats())
+    if (!input.holdsFloats() && op.kind == OpKind::ReduceMean)
+      out.setInt(static_cast<int64_t>(i),
+                 count ? static_cast<uint64_t>(wrapTo(input.dtype(), iacc[i]) / count) : 0);
+    else if (!input.holdsFloats())
       out.setInt(static_cast<int64_t>(i), iacc[i]);
     else if (op.kind == OpKind::ReduceMean)
       out.setFloat(static_cast<int64_t>(i), count ? facc[i] / static_cast<double>(count) : NAN);

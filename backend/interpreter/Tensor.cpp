@@ -55,20 +55,17 @@ int64_t wrapTo(DType dtype, uint64_t v) {
 }
 
 int64_t floatToInt(DType dtype, double v) {
-  if (std::isnan(v))
-    return 0;
   if (dtype == DType::I1)
-    return v != 0;
-  // 2^31 and 2^63 are exact doubles; every double strictly between the
-  // bounds truncates to a representable integer.
-  double bound = dtype == DType::I32 ? 2147483648.0 : 9223372036854775808.0;
-  if (v >= bound)
-    return dtype == DType::I32 ? std::numeric_limits<int32_t>::max()
-                               : std::numeric_limits<int64_t>::max();
-  if (v <= -bound)
-    return dtype == DType::I32 ? std::numeric_limits<int32_t>::min()
-                               : std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(v);
+    return v != 0; // NaN is not zero: true, as numpy's astype(bool)
+  // In range: truncation toward zero. NaN, the infinities and values out of
+  // range give the type's minimum, numpy's astype on x86 (the CPU's
+  // "integer indefinite"). 2^31 and 2^63 are exact doubles, and every double
+  // strictly between -2^31 - 1 (exact too) and 2^31 truncates into i32.
+  int64_t lowest = dtype == DType::I32 ? std::numeric_limits<int32_t>::min()
+                                       : std::numeric_limits<int64_t>::min();
+  bool inRange = dtype == DType::I32 ? v > -2147483649.0 && v < 2147483648.0
+                                     : v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+  return inRange ? static_cast<int64_t>(v) : lowest;
 }
 
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {

@@ -4,8 +4,9 @@
 //     in double and rounds to float once (roundTo);
 //   - i32/i64/i1 values are held as int64s; integer ops compute in uint64 and
 //     truncate to the type's width (wrapTo), so nothing overflows;
-//   - float -> integer conversion: NaN -> 0, out of range saturates, else
-//     truncation toward zero; anything -> i1 is "not zero".
+//   - float -> integer conversion: truncation toward zero; NaN, infinities
+//     and values out of range give the type's minimum (numpy's astype on
+//     x86); anything -> i1 is "not zero" (NaN -> true).
 #pragma once
 
 #include "ir/Diagnostics.h"

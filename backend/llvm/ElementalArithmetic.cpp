@@ -2,7 +2,8 @@
 // broadcasting, select. The numerics follow the interpreter
 // (backend/interpreter/ElementwiseOps.cpp) without any UB or poison:
 // integers wrap, div by 0 gives 0 and INT_MIN / -1 wraps, max/min propagate
-// NaN, round is half to even, float -> int saturates (NaN -> 0). i1 values
+// NaN, round is half to even, float -> int truncates and gives the type's
+// minimum for NaN and out of range (numpy on x86), NaN -> i1 is true. i1 values
 // compute as 0/1 in i64 (as the interpreter holds them) and keep the low bit.
 #include "backend/llvm/ElementalInternal.h"
 
@@ -44,9 +45,10 @@ llvm::Value *unaryFloat(KernelLowering &k, const Op &op, llvm::Value *x) {
     return callIntrinsic(k, llvm::Intrinsic::ceil, {x});
   case OpKind::Round:
     return callIntrinsic(k, llvm::Intrinsic::roundeven, {x});
-  case OpKind::Sign: // keeps 0, -0 and NaN
+  case OpKind::Sign: // numpy's: NaN stays, -0 gives +0
     return b.CreateSelect(b.CreateFCmpOGT(x, zero), one,
-                          b.CreateSelect(b.CreateFCmpOLT(x, zero), constantOf(type, -1), x));
+                          b.CreateSelect(b.CreateFCmpOLT(x, zero), constantOf(type, -1),
+                                         b.CreateSelect(b.CreateFCmpOEQ(x, zero), zero, x)));
   case OpKind::Reciprocal:
     return b.CreateFDiv(one, x);
   case OpKind::Erf:
@@ -178,11 +180,24 @@ llvm::Value *convert(KernelLowering &k, llvm::Value *x, DType from, DType to) {
   if (isFloat(from)) {
     if (isFloat(to))
       return b.CreateFPCast(x, target);
-    if (to == DType::I1) // "not zero"; NaN -> 0 like every float -> int
-      return b.CreateFCmpONE(x, constantOf(x->getType(), 0));
+    if (to == DType::I1) // "not zero": NaN -> true, as numpy's astype(bool)
+      return b.CreateFCmpUNE(x, constantOf(x->getType(), 0));
+    // Truncation in range; NaN and out of range give the type's minimum
+    // (numpy on x86). The bounds compare in double, where -2^31 - 1, 2^31
+    // and +-2^63 are exact; fptosi_sat keeps the conversion free of poison
+    // for the values the select then drops.
+    bool is32 = to == DType::I32;
+    llvm::Value *wide = b.CreateFPExt(x, b.getDoubleTy());
+    llvm::Value *low = constantOf(b.getDoubleTy(), is32 ? -2147483649.0 : -9223372036854775808.0);
+    llvm::Value *high = constantOf(b.getDoubleTy(), is32 ? 2147483648.0 : 9223372036854775808.0);
+    llvm::Value *inRange =
+        b.CreateAnd(is32 ? b.CreateFCmpOGT(wide, low) : b.CreateFCmpOGE(wide, low),
+                    b.CreateFCmpOLT(wide, high));
     llvm::Function *fn = llvm::Intrinsic::getDeclaration(&k.module, llvm::Intrinsic::fptosi_sat,
                                                          {target, x->getType()});
-    return b.CreateCall(fn, {x});
+    unsigned bits = target->getIntegerBitWidth();
+    return b.CreateSelect(inRange, b.CreateCall(fn, {x}),
+                          llvm::ConstantInt::get(target, llvm::APInt::getSignedMinValue(bits)));
   }
   if (isFloat(to))
     return from == DType::I1 ? b.CreateUIToFP(x, target) : b.CreateSIToFP(x, target);

@@ -117,9 +117,13 @@ llvm::Value *emitSigmoid(KernelLowering &k, llvm::Value *x) {
 }
 
 llvm::Value *emitErf(KernelLowering &k, llvm::Value *x) {
-  llvm::Type *type = x->getType();
-  llvm::FunctionCallee fn = k.runtimeFunction(type->isFloatTy() ? "erff" : "erf",
-                                              llvm::FunctionType::get(type, {type}, false));
+  // f32 goes through libm's double erf and rounds once, as the interpreter
+  // does: erff is 1 ulp off near +-1, which 1 + erf(x) (gelu) turns into a
+  // large relative error against numpy's reference (scipy's erf, in double).
+  llvm::IRBuilder<> &b = k.builder;
+  bool isF32 = x->getType()->isFloatTy();
+  llvm::Type *type = b.getDoubleTy();
+  llvm::FunctionCallee fn = k.runtimeFunction("erf", llvm::FunctionType::get(type, {type}, false));
   // erf reads and writes no memory the program sees (at most errno), so it
   // may be hoisted and its calls merged.
   if (auto *declaration = llvm::dyn_cast<llvm::Function>(fn.getCallee())) {
@@ -127,7 +131,9 @@ llvm::Value *emitErf(KernelLowering &k, llvm::Value *x) {
     declaration->setDoesNotThrow();
     declaration->addFnAttr(llvm::Attribute::WillReturn);
   }
-  return k.builder.CreateCall(fn, {x});
+  if (!isF32)
+    return b.CreateCall(fn, {x});
+  return b.CreateFPTrunc(b.CreateCall(fn, {b.CreateFPExt(x, type)}), x->getType());
 }
 
 llvm::Value *emitFloatDiv(KernelLowering &k, llvm::Value *a, llvm::Value *c) {
@@ -190,8 +196,9 @@ llvm::Value *emitFloatMax(KernelLowering &k, llvm::Value *a, llvm::Value *b, boo
 }
 
 llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *exponent) {
-  // Square and multiply over every bit but the sign, unrolled: branch-free,
-  // and a negative exponent (sign bit set) gives 0 like the interpreter.
+  // Square and multiply over every bit but the sign, unrolled: branch-free.
+  // A negative exponent gives the truncated exact value, as the interpreter:
+  // 1 for base 1, +-1 for base -1 (the exponent's parity), else 0.
   llvm::IRBuilder<> &b = k.builder;
   llvm::Type *type = base->getType();
   unsigned bits = type->getIntegerBitWidth();
@@ -204,7 +211,12 @@ llvm::Value *emitIntPow(KernelLowering &k, llvm::Value *base, llvm::Value *expon
       power = b.CreateMul(power, power);
   }
   llvm::Value *negative = b.CreateICmpSLT(exponent, constantOf(type, 0));
-  return b.CreateSelect(negative, constantOf(type, 0), result);
+  llvm::Value *odd = b.CreateTrunc(exponent, b.getInt1Ty());
+  llvm::Value *ofMinusOne = b.CreateSelect(odd, constantOf(type, -1), constantOf(type, 1));
+  llvm::Value *inverse = b.CreateSelect(
+      b.CreateICmpEQ(base, constantOf(type, 1)), constantOf(type, 1),
+      b.CreateSelect(b.CreateICmpEQ(base, constantOf(type, -1)), ofMinusOne, constantOf(type, 0)));
+  return b.CreateSelect(negative, inverse, result);
 }
 
 } // namespace shardc::llvmgen::elemental

@@ -8,7 +8,7 @@
 // wrap; max/min propagate NaN (through a separate NaN flag, so the max
 // itself is a maxnum reduction that vectorizes too); an empty
 // reduction gives the identity (mean: NaN). reduce_mean of integers is their
-// sum, as there.
+// wrapped sum divided by the count, truncated (an empty one: 0), as there.
 //
 // A materialized reduction that keeps its operand's innermost dim (column
 // sums, a bias gradient) would read that operand with a stride in the
@@ -145,6 +145,9 @@ struct Reduction {
   llvm::Value *finish(KernelLowering &k, llvm::Value *acc, int64_t count) const {
     llvm::IRBuilder<> &b = k.builder;
     llvm::Type *target = k.elementType(dtype);
+    if (!isFloat(dtype) && kind == OpKind::ReduceMean) // count > 0: the sdiv cannot trap
+      return count ? b.CreateSDiv(acc, llvm::ConstantInt::get(accType, count))
+                   : llvm::ConstantInt::get(target, 0);
     if (!isFloat(dtype))
       return b.CreateTrunc(acc, target);
     if (kind == OpKind::ReduceMean) // 0 / 0 = NaN for an empty mean

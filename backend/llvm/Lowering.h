@@ -25,9 +25,11 @@
 //   - Element values in registers: f32 -> float, f64 -> double, i32 -> i32,
 //     i64 -> i64, i1 -> i1. Integer arithmetic wraps; integer div/rem by 0
 //     gives 0; f32 computes in float (the interpreter's double rounding is
-//     within the tests' tolerance); float->int conversion: NaN -> 0, out of
-//     range saturates (llvm.fptosi.sat); max/min propagate NaN; round is
-//     half to even; conversion to i1 means "not zero". No poison or UB may be
+//     within the tests' tolerance); float->int conversion truncates, NaN and
+//     out of range give the type's minimum (numpy on x86); max/min propagate
+//     NaN; round is half to even; conversion to i1 means "not zero" (NaN ->
+//     true); integer pow with a negative exponent is the truncated exact
+//     value; integer reduce_mean truncates. No poison or UB may be
 //     reachable from any input value: no result, store, branch or index may
 //     depend on a poison value (a float max reduction's accumulator, poison
 //     after a NaN, reaches only a select that then picks NaN).

@@ -184,10 +184,10 @@ std::optional<TensorType> inferReduction(Op &op, InferContext &ctx) {
       return std::nullopt;
     keepDims = attr->b;
   }
-  bool mean = op.kind == OpKind::ReduceMean;
-  if (!checkElementType(op, ctx, operandLoc(op, 0), input.dtype,
-                        mean ? isFloat(input.dtype) : isNumeric(input.dtype),
-                        mean ? "float" : "integer or float"))
+  // An integer mean truncates (ONNX ReduceMean on integers, numpy's mean
+  // then astype); i1 has no sum.
+  if (!checkElementType(op, ctx, operandLoc(op, 0), input.dtype, isNumeric(input.dtype),
+                        "integer or float"))
     return std::nullopt;
 
   std::set<int64_t> reduced;

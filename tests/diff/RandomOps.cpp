@@ -238,11 +238,10 @@ void Generator::emitReduction(const Val &x) {
     else if (keep)
       r.shape.push_back(1);
   }
-  std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min"};
-  if (isFloat(x.dtype))
-    ops.push_back("reduce_mean");
+  std::vector<std::string> ops = {"reduce_sum", "reduce_max", "reduce_min", "reduce_mean"};
   const std::string &op = rng_.pick(ops);
-  // max and min pick an element: exact; sums are exact on integers only.
+  // max and min pick an element: exact; sums and (truncated) means are exact
+  // on integers only.
   r.exact = x.exact && (op == "reduce_max" || op == "reduce_min" || isInt(x.dtype));
   emit(fmt::format("{} %{} {{dims = {}, keep_dims = {}}}", op, x.name, listText(dims),
                    keep ? "true" : "false"),

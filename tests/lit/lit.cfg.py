@@ -1,6 +1,10 @@
 # lit configuration for shardc's compiler tests (Shardy style: RUN lines,
 # FileCheck, --verify-diagnostics).
 import os
+import shutil
+import subprocess
+import sys
+
 import lit.formats
 
 config.name = "shardc"
@@ -52,3 +56,20 @@ if config.mpirun_openmpi:
     config.substitutions.append(("%openmpi-env", openmpi_env))
     config.substitutions.append(
         ("%mpirun-openmpi", openmpi_env + " " + config.mpirun_openmpi + " --oversubscribe"))
+
+# A Python with numpy (feature "numpy", %python-numpy) for the tests that
+# compare results with numpy's: the one running lit, else the system's
+# (Debian's python3-numpy is for /usr/bin/python3, while `python3` on PATH
+# may be another installation).
+def find_python_with_numpy():
+    for candidate in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+        if candidate and os.path.exists(candidate) and subprocess.run(
+                [candidate, "-c", "import numpy"], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+python_numpy = find_python_with_numpy()
+if python_numpy:
+    config.available_features.add("numpy")
+    config.substitutions.append(("%python-numpy", python_numpy))

@@ -79,14 +79,16 @@ TEST_CASE("f32 rounds after each op", "[interpreter]") {
   CHECK(values(r[0])[0] == std::ldexp(1.0, -30));
 }
 
-TEST_CASE("convert saturates, maps NaN to 0 and anything to i1 as not-zero", "[interpreter]") {
+TEST_CASE("convert truncates, gives the minimum for NaN and out of range (numpy on x86) and "
+          "anything to i1 as not-zero",
+          "[interpreter]") {
   auto r = run(
       oneOp("%a: tensor<5xf32>", "%c = convert %a : tensor<5xi32>\n return %c", "tensor<5xi32>"),
       {f32({5}, {1.9, -1.9, 1e20, -1e20, NAN})});
-  CHECK(values(r[0]) == std::vector<double>{1, -1, 2147483647.0, -2147483648.0, 0});
-  r = run(oneOp("%a: tensor<3xf32>", "%c = convert %a : tensor<3xi1>\n return %c", "tensor<3xi1>"),
-          {f32({3}, {0, 0.25, -3})});
-  CHECK(values(r[0]) == std::vector<double>{0, 1, 1});
+  CHECK(values(r[0]) == std::vector<double>{1, -1, -2147483648.0, -2147483648.0, -2147483648.0});
+  r = run(oneOp("%a: tensor<4xf32>", "%c = convert %a : tensor<4xi1>\n return %c", "tensor<4xi1>"),
+          {f32({4}, {0, 0.25, -3, NAN})});
+  CHECK(values(r[0]) == std::vector<double>{0, 1, 1, 1});
   r = run(
       oneOp("%a: tensor<2xi64>", "%c = convert %a : tensor<2xi32>\n return %c", "tensor<2xi32>"),
       {i64({2}, {4294967297LL, -1})});
