@@ -14,10 +14,15 @@
 //      dot_general): sharded on one side only is legal (the result takes the
 //      batch and free dims; the partitioner gathers); sharded on both sides
 //      is ambiguous and needs an out_sharding, which is accepted as given.
-//      Batch dims sharded differently are an error ("batch");
-//   3. permutation (concat's dim, sliced or padded dims): like pass-through
-//      (shardc's choice; JAX rejects a sharded one). A sliced or padded dim
-//      keeps the operand's axes over the new size (blocks padded, masked).
+//      Batch dims sharded differently (one side unsharded too) are an error;
+//   3. permutation (concat's dim, sliced or padded dims): like pass-through,
+//      as in JAX. A sliced or padded dim keeps the operand's axes over the
+//      new size, also where they don't divide it (JAX rejects that; shardc
+//      pads and masks the blocks, LANGUAGE.md 6); a slice or pad whose
+//      result dims are all size 1 is replicated, as in JAX.
+// Where JAX wants operands sharded alike rather than a consensus, so does
+// this rule: dot_general's batch dims, concatenate's operands, select's
+// cases and non-scalar predicate when nothing broadcasts.
 // An operand dim without a factor (size 1, broadcast) must be replicated
 // (ONNX). The result takes its dims' factors' shardings; naming an axis twice
 // is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}] -> [{"x"}, {}].
@@ -55,6 +60,8 @@ public:
         return std::nullopt;
       }
     checkBroadcastDims();
+    if (!written_ && !failed_ && !checkAlikeOperands())
+      return std::nullopt;
     std::vector<DimSharding> factorShardings(rule_.numFactors());
     for (size_t f = 0; f < rule_.numFactors(); ++f)
       factorShardings[f] = decideFactor(f);
@@ -67,6 +74,14 @@ public:
     Sharding result = makeSharding(mesh, std::move(dims));
     if (written_)
       return op_.result()->sharding;
+    // JAX's slice and pad: a result of size-1 dims only is replicated.
+    if (op_.kind == OpKind::Slice || op_.kind == OpKind::Pad) {
+      bool allOnes = true;
+      for (int64_t size : op_.result()->type.shape)
+        allOnes &= size == 1;
+      if (allOnes)
+        result = makeSharding(mesh, std::vector<DimSharding>(result.dims.size(), closedDim()));
+    }
     if (ambiguous_) {
       reportAmbiguity(result);
       return std::nullopt;
@@ -100,6 +115,93 @@ private:
         failed_ = true;
       }
     }
+  }
+
+  /// JAX's rules that want operands sharded alike rather than a consensus:
+  /// dot_general's batch dims (a factor of matmul/einsum kept in the result
+  /// from both operands: sharded on one side only is an error too),
+  /// concatenate's operands, and select's cases and non-scalar predicate
+  /// when nothing broadcasts (lax.select; jnp.where reaches it then).
+  /// Reports the first difference; false on error.
+  bool checkAlikeOperands() {
+    if (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum)
+      return checkBatchDims();
+    if (op_.kind == OpKind::Concat) {
+      for (size_t i = 1; i < op_.operands.size(); ++i)
+        if (!alike(0, i)) {
+          reportUnlike(0, i, "operands");
+          return false;
+        }
+      return true;
+    }
+    if (op_.kind == OpKind::Select && op_.operands.size() == 3) {
+      const TensorType &pred = op_.operands[0]->type;
+      const TensorType &onTrue = op_.operands[1]->type;
+      const TensorType &onFalse = op_.operands[2]->type;
+      if (onTrue.shape != onFalse.shape || (pred.rank() != 0 && pred.shape != onTrue.shape))
+        return true; // broadcasting: the consensus decides (jnp.where)
+      if (!alike(1, 2)) {
+        reportUnlike(1, 2, "cases");
+        return false;
+      }
+      if (pred.rank() != 0 && !alike(1, 0)) {
+        reportUnlike(1, 0, "predicate and cases");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool alike(size_t a, size_t b) const {
+    const Sharding &sa = operandSharding(a);
+    const Sharding &sb = operandSharding(b);
+    if (sa.dims.size() != sb.dims.size())
+      return false;
+    for (size_t d = 0; d < sa.dims.size(); ++d)
+      if (!sameDim(sa.dims[d], sb.dims[d]))
+        return false;
+    return true;
+  }
+
+  void reportUnlike(size_t a, size_t b, const char *what) {
+    const Sharding &sa = operandSharding(a);
+    Sharding want = sa;
+    want.replicated.clear();
+    diags_
+        .error(op_.loc, fmt::format("{} - {} must be sharded alike: operand {} {}, operand {} {}",
+                                    op_.name(), what, a, printSharding(sa), b,
+                                    printSharding(operandSharding(b))))
+        .note(Loc{}, reshardNote(*op_.operands[b], want))
+        .note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
+  }
+
+  /// JAX's dot_general: lhs and rhs batch dims must have the same sharding.
+  bool checkBatchDims() {
+    for (size_t f = 0; f < rule_.numFactors(); ++f) {
+      if (rule_.factorKinds[f] != FactorKind::PassThrough)
+        continue;
+      std::vector<FactorUse> uses = usesOf(f);
+      for (const FactorUse &use : uses) {
+        const FactorUse &first = uses.front();
+        if (use.operand == first.operand || sameDim(*use.sharding, *first.sharding))
+          continue;
+        // Suggest the sharded side's axes for the other operand.
+        const FactorUse &from = first.sharding->axes.empty() ? use : first;
+        const FactorUse &to = first.sharding->axes.empty() ? first : use;
+        const Sharding &st = operandSharding(to.operand);
+        diags_
+            .error(op_.loc, fmt::format("{} - batch dims sharded differently (result dim {}): "
+                                        "operand {} dim {} {}, operand {} dim {} {}",
+                                        op_.name(), resultDimOf(f), first.operand, first.dim,
+                                        printSharding(operandSharding(first.operand)), use.operand,
+                                        use.dim, printSharding(operandSharding(use.operand))))
+            .note(Loc{},
+                  reshardNote(*op_.operands[to.operand], withDim(st, to.dim, *from.sharding)))
+            .note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
+        return false;
+      }
+    }
+    return true;
   }
 
   std::vector<FactorUse> usesOf(size_t f) const {
@@ -152,8 +254,8 @@ private:
     case FactorKind::PassThrough:
     case FactorKind::NeedReplication:
     case FactorKind::Permutation:
-      // Concatenated, sliced and padded dims too (shardc's choice; JAX
-      // rejects them): the partitioner pads and masks the uneven blocks.
+      // Concatenated, sliced and padded dims too (as JAX; uneven blocks,
+      // which JAX rejects, are padded and masked by the partitioner).
       if (other && !ambiguous_) {
         ambiguous_ = true;
         conflict_[0] = *first;
@@ -208,21 +310,11 @@ private:
     const FactorUse &a = conflict_[0];
     const FactorUse &b = conflict_[1];
     const Sharding &sb = operandSharding(b.operand);
-    // JAX's dot_general: a dim of both operands kept in the result is a batch dim.
-    bool batch =
-        (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum) && a.operand != b.operand;
-    auto error =
-        batch ? diags_.error(op_.loc,
-                             fmt::format("{} - batch dims sharded differently (result dim {}): "
-                                         "operand {} dim {} {}, operand {} dim {} {}",
-                                         op_.name(), conflictDim_, a.operand, a.dim,
-                                         printSharding(operandSharding(a.operand)), b.operand,
-                                         b.dim, printSharding(sb)))
-              : diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
-                                                  "operand {} {}, operand {} {}",
-                                                  op_.name(), conflictDim_, a.operand,
-                                                  printSharding(operandSharding(a.operand)),
-                                                  b.operand, printSharding(sb)));
+    auto error = diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
+                                                   "operand {} {}, operand {} {}",
+                                                   op_.name(), conflictDim_, a.operand,
+                                                   printSharding(operandSharding(a.operand)),
+                                                   b.operand, printSharding(sb)));
     error.note(Loc{}, reshardNote(*op_.operands[b.operand], withDim(sb, b.dim, *a.sharding)));
     error.note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
   }
