@@ -5,6 +5,7 @@
 #include "ir/IR.h"
 #include "passes/propagate/ShardingOrigins.h"
 #include <functional>
+#include <unordered_set>
 
 namespace shardc {
 
@@ -20,8 +21,11 @@ namespace shardc {
 /// Open dims and priorities are errors, and so is every ambiguous or illegal
 /// result, with a note giving a concrete out_sharding or reshard. Afterwards
 /// every value carries a closed sharding. Returns false when it reported an
-/// error.
-bool inferExplicitShardings(Module &module, DiagnosticEngine &diags);
+/// error. The sharding_constraint ops in `typedConstraints` assert nothing
+/// and take their operand's sharding (mixed meshes: JAX's constraints that
+/// name auto axes only, whose explicit axes are the value's type).
+bool inferExplicitShardings(Module &module, DiagnosticEngine &diags,
+                            const std::unordered_set<const Op *> &typedConstraints = {});
 
 /// Whether the program's meshes have both explicit and auto axes
 /// (LANGUAGE.md section 10).
@@ -29,7 +33,9 @@ bool hasMixedAxes(Module &module);
 
 /// Mixed meshes: inferExplicitShardings on every sharding restricted to the
 /// explicit axes (sharding_constraint asserts on them, reshard moves them and
-/// may not name an auto axis), then propagateShardings for the auto axes,
+/// may not name an auto axis; a constraint naming auto axes only keeps the
+/// value's explicit axes and adds its own, as JAX's with_sharding_constraint
+/// on a mixed mesh), then propagateShardings for the auto axes,
 /// the explicit parts held fixed (written auto axes are constraints); the
 /// auto_axes / explicit_axes regions are lowered away before propagation
 /// (their body inlined between reshards). `checkOnly`: the explicit checks
