@@ -1,6 +1,7 @@
 // Internals of the --explicit pass (passes/explicit_shardings*.cpp): the walk
 // (explicit_shardings.cpp) and the per-op result rules
-// (explicit_shardings_rules.cpp). Not part of the public interface (Passes.h).
+// (explicit_shardings_rules.cpp, explicit_shardings_reshape.cpp). Not part
+// of the public interface (Passes.h).
 #pragma once
 
 #include "ir/IR.h"
