@@ -192,11 +192,11 @@ private:
     case OpGroup::Binary:
     case OpGroup::Contraction:
     case OpGroup::Reduction:
-      result = inferFactorOp(op, diags_);
+      result = inferFactorOp(op, module_, diags_);
       break;
     case OpGroup::Shape:
       result = op.kind == OpKind::Reshape ? inferReshape(op, module_, diags_)
-                                          : inferFactorOp(op, diags_);
+                                          : inferFactorOp(op, module_, diags_);
       break;
     case OpGroup::Creation:
       result = nullary(op);

@@ -24,8 +24,10 @@
 // this rule: dot_general's batch dims, concatenate's operands, select's
 // cases and non-scalar predicate when nothing broadcasts.
 // An operand dim without a factor (size 1, broadcast) must be replicated
-// (ONNX). The result takes its dims' factors' shardings; naming an axis twice
-// is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}] -> [{"x"}, {}].
+// (ONNX), unless its axes have size 1 (JAX then passes them on). The result takes its dims'
+// factors' shardings; naming an axis twice is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}]
+// -> [{"x"}, {}].
+#include "ir/AxisAlgebra.h"
 #include "ir/Printer.h"
 #include "passes/explicit/ExplicitShardingsInternal.h"
 #include "passes/rules/ShardingRules.h"
@@ -44,8 +46,9 @@ struct FactorUse {
 
 class FactorInference {
 public:
-  FactorInference(const Op &op, const ShardingRule &rule, DiagnosticEngine &diags)
-      : op_(op), rule_(rule), diags_(diags), written_(op.result()->sharding.has_value()) {}
+  FactorInference(const Op &op, const ShardingRule &rule, const Mesh *mesh, DiagnosticEngine &diags)
+      : op_(op), rule_(rule), mesh_(mesh), diags_(diags),
+        written_(op.result()->sharding.has_value()) {}
 
   std::optional<Sharding> run() {
     const std::string &mesh = operandSharding(0).meshName;
@@ -99,13 +102,20 @@ public:
 private:
   const Sharding &operandSharding(size_t i) const { return *op_.operands[i]->sharding; }
 
-  /// ONNX: a broadcast dim of size 1 must be replicated.
+  /// ONNX: a broadcast dim of size 1 must be replicated. On axes of size 1
+  /// only (legal in JAX, which needs the axes to divide the dim) it is a use
+  /// of the result dim it broadcasts to, as in JAX's broadcasting rule.
   void checkBroadcastDims() {
     for (size_t i = 0; i < op_.operands.size(); ++i) {
       const Sharding &s = operandSharding(i);
       for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d) {
         if (!rule_.operands[i][d].empty() || s.dims[d].axes.empty())
           continue;
+        int target = broadcastTarget(i, d);
+        if (target >= 0 && mesh_ && productOf(s.dims[d].axes, *mesh_) == 1) {
+          unitUses_.push_back({{i, d, &s.dims[d]}, target});
+          continue;
+        }
         diags_
             .error(op_.loc,
                    fmt::format("{} - operand {} dim {} has size 1 and broadcasts, so it must be "
@@ -204,8 +214,29 @@ private:
     return true;
   }
 
+  /// The result dim that operand `i`'s dim `d` broadcasts to: numpy
+  /// alignment from the right for the elementwise ops, `dims` for
+  /// broadcast; -1 for other ops.
+  int broadcastTarget(size_t i, size_t d) const {
+    size_t resultRank = op_.result()->type.rank();
+    size_t rank = op_.operands[i]->type.rank();
+    if (opInfo(op_.kind).group == OpGroup::Binary && rank <= resultRank)
+      return static_cast<int>(d + resultRank - rank);
+    if (op_.kind == OpKind::Broadcast) {
+      std::vector<int64_t> dims = op_.get(attrs::dims, std::vector<int64_t>{});
+      if (d < dims.size())
+        return static_cast<int>(dims[d]);
+    }
+    return -1;
+  }
+
   std::vector<FactorUse> usesOf(size_t f) const {
     std::vector<FactorUse> uses;
+    for (const auto &[use, resultDim] : unitUses_) {
+      const DimFactors &factors = rule_.results.at(0).at(resultDim);
+      if (factors.size() == 1 && factors[0] == static_cast<int>(f))
+        uses.push_back(use);
+    }
     for (size_t i = 0; i < op_.operands.size(); ++i) {
       const Sharding &s = operandSharding(i);
       for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d)
@@ -321,7 +352,10 @@ private:
 
   const Op &op_;
   const ShardingRule &rule_;
+  const Mesh *mesh_;
   DiagnosticEngine &diags_;
+  /// Size-1 broadcast dims sharded on axes of size 1, with their result dim.
+  std::vector<std::pair<FactorUse, int>> unitUses_;
   bool written_;
   bool failed_ = false;
   bool ambiguous_ = false;
@@ -331,11 +365,12 @@ private:
 
 } // namespace
 
-std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags) {
+std::optional<Sharding> inferFactorOp(const Op &op, const Module &module, DiagnosticEngine &diags) {
   std::optional<ShardingRule> rule = getShardingRule(op);
   if (!rule)
     return std::nullopt; // infer-types reported why
-  return FactorInference(op, *rule, diags).run();
+  const Mesh *mesh = module.findMesh(op.operands.at(0)->sharding->meshName);
+  return FactorInference(op, *rule, mesh, diags).run();
 }
 
 } // namespace shardc::explicit_shardings
