@@ -13,10 +13,14 @@ namespace shardc {
 /// sharding in types. Every value's sharding is computed in program order by
 /// its op's rule from its operands' closed shardings: unannotated parameters
 /// are replicated on the program's single non-maximal mesh; elementwise ops
-/// take the per-dim consensus of their operands; matmul/einsum keep batch and
-/// free dims (a sharded contracting dim needs an out_sharding); reductions
-/// drop reduced dims; reshape allows one split or merge of unsharded dims;
-/// nullary ops are replicated; sharding_constraint asserts, reshard changes.
+/// take the per-dim consensus of their operands (but select's cases, when
+/// nothing broadcasts, and concat's operands must be sharded alike);
+/// matmul/einsum keep batch dims (sharded alike on both operands) and free
+/// dims (a contracting dim sharded on both operands needs an out_sharding);
+/// reductions drop reduced dims; reshape allows one split or merge whose
+/// axes fit (JAX's rule); slice and pad keep their operand's sharding (to
+/// size-1 dims only: replicated); nullary ops are replicated;
+/// sharding_constraint asserts, reshard changes.
 /// A written out_sharding overrides the rule and resolves its ambiguities.
 /// Open dims and priorities are errors, and so is every ambiguous or illegal
 /// result, with a note giving a concrete out_sharding or reshard. Afterwards
