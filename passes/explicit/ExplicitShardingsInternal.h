@@ -1,6 +1,7 @@
 // Internals of the --explicit pass (passes/explicit_shardings*.cpp): the walk
 // (explicit_shardings.cpp) and the per-op result rules
-// (explicit_shardings_rules.cpp). Not part of the public interface (Passes.h).
+// (explicit_shardings_rules.cpp, explicit_shardings_reshape.cpp). Not part
+// of the public interface (Passes.h).
 #pragma once
 
 #include "ir/IR.h"
@@ -54,13 +55,16 @@ std::string reshardNote(const Value &value, const Sharding &sharding);
 /// unary, convert, binary and select, matmul and einsum, reduce_*,
 /// transpose, broadcast, concat, slice and pad. Every operand has a sharding.
 /// A written out_sharding on the result resolves ambiguities (conflicting
-/// operand dims, batch dims sharded differently, an axis named twice,
-/// contracting dims sharded on both sides) and is returned, whatever the
-/// contracting dims; operand constraints (a size-1 broadcast dim must not be
-/// sharded; one mesh) are errors either way. Concatenated, sliced and padded
-/// dims pass their sharding through (shardc's choice; JAX rejects them).
+/// operand dims, batch dims sharded differently, concat operands or select
+/// cases sharded unlike, an axis named twice, contracting dims sharded on
+/// both sides) and is returned, whatever the contracting dims; operand
+/// constraints (a size-1 broadcast dim must not be sharded, except on axes
+/// of size 1, which it passes on as in JAX; one mesh) are
+/// errors either way. Concatenated, sliced and padded dims pass their
+/// sharding through, as in JAX, also where the axes don't divide them (JAX
+/// rejects that); a slice or pad to size-1 dims only is replicated.
 /// Reports and returns nullopt on error.
-std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags);
+std::optional<Sharding> inferFactorOp(const Op &op, const Module &module, DiagnosticEngine &diags);
 
 /// Result sharding of a reshape (JAX's rule: size-1 dims stripped, then a
 /// single split or merge whose axes fit the result dims; an unsharded

@@ -25,7 +25,9 @@ using namespace explicit_shardings;
 
 class ExplicitShardings {
 public:
-  ExplicitShardings(Module &module, DiagnosticEngine &diags) : module_(module), diags_(diags) {}
+  ExplicitShardings(Module &module, DiagnosticEngine &diags,
+                    const std::unordered_set<const Op *> &typedConstraints)
+      : module_(module), diags_(diags), typedConstraints_(typedConstraints) {}
 
   void run() {
     checkWrittenShardings();
@@ -190,11 +192,11 @@ private:
     case OpGroup::Binary:
     case OpGroup::Contraction:
     case OpGroup::Reduction:
-      result = inferFactorOp(op, diags_);
+      result = inferFactorOp(op, module_, diags_);
       break;
     case OpGroup::Shape:
       result = op.kind == OpKind::Reshape ? inferReshape(op, module_, diags_)
-                                          : inferFactorOp(op, diags_);
+                                          : inferFactorOp(op, module_, diags_);
       break;
     case OpGroup::Creation:
       result = nullary(op);
@@ -316,6 +318,8 @@ private:
       return std::nullopt;
     const Sharding &target = attr->shardings.front();
     Value &operand = *op.operands[0];
+    if (typedConstraints_.count(&op))
+      return op.result()->sharding ? op.result()->sharding : operand.sharding;
     if (op.kind == OpKind::ShardingConstraint && !sameLayout(*operand.sharding, target)) {
       // On a mixed mesh (or inside explicit_axes) only some axes assert:
       // the note says which kind does what, not the global mode.
@@ -493,15 +497,17 @@ private:
   std::string defaultMesh_;
   std::string severalMeshes_; // "@a, @b" when there is no single default mesh
   std::string manualMesh_;    // inside a manual_computation body
+  const std::unordered_set<const Op *> &typedConstraints_;
 };
 
 } // namespace
 
-bool inferExplicitShardings(Module &module, DiagnosticEngine &diags) {
+bool inferExplicitShardings(Module &module, DiagnosticEngine &diags,
+                            const std::unordered_set<const Op *> &typedConstraints) {
   // The pass assumes well-formed, typed, verified IR.
   if (diags.hasErrors())
     return false;
-  ExplicitShardings(module, diags).run();
+  ExplicitShardings(module, diags, typedConstraints).run();
   return !diags.hasErrors();
 }
 

@@ -14,13 +14,20 @@
 //      dot_general): sharded on one side only is legal (the result takes the
 //      batch and free dims; the partitioner gathers); sharded on both sides
 //      is ambiguous and needs an out_sharding, which is accepted as given.
-//      Batch dims sharded differently are an error ("batch");
-//   3. permutation (concat's dim, sliced or padded dims): like pass-through
-//      (shardc's choice; JAX rejects a sharded one). A sliced or padded dim
-//      keeps the operand's axes over the new size (blocks padded, masked).
+//      Batch dims sharded differently (one side unsharded too) are an error;
+//   3. permutation (concat's dim, sliced or padded dims): like pass-through,
+//      as in JAX. A sliced or padded dim keeps the operand's axes over the
+//      new size, also where they don't divide it (JAX rejects that; shardc
+//      pads and masks the blocks, LANGUAGE.md 6); a slice or pad whose
+//      result dims are all size 1 is replicated, as in JAX.
+// Where JAX wants operands sharded alike rather than a consensus, so does
+// this rule: dot_general's batch dims, concatenate's operands, select's
+// cases and non-scalar predicate when nothing broadcasts.
 // An operand dim without a factor (size 1, broadcast) must be replicated
-// (ONNX). The result takes its dims' factors' shardings; naming an axis twice
-// is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}] -> [{"x"}, {}].
+// (ONNX), unless its axes have size 1 (JAX then passes them on). The result takes its dims'
+// factors' shardings; naming an axis twice is ambiguous too. Example: add [{"x"}, {}] + [1x16, {}]
+// -> [{"x"}, {}].
+#include "ir/AxisAlgebra.h"
 #include "ir/Printer.h"
 #include "passes/explicit/ExplicitShardingsInternal.h"
 #include "passes/rules/ShardingRules.h"
@@ -39,8 +46,9 @@ struct FactorUse {
 
 class FactorInference {
 public:
-  FactorInference(const Op &op, const ShardingRule &rule, DiagnosticEngine &diags)
-      : op_(op), rule_(rule), diags_(diags), written_(op.result()->sharding.has_value()) {}
+  FactorInference(const Op &op, const ShardingRule &rule, const Mesh *mesh, DiagnosticEngine &diags)
+      : op_(op), rule_(rule), mesh_(mesh), diags_(diags),
+        written_(op.result()->sharding.has_value()) {}
 
   std::optional<Sharding> run() {
     const std::string &mesh = operandSharding(0).meshName;
@@ -55,6 +63,8 @@ public:
         return std::nullopt;
       }
     checkBroadcastDims();
+    if (!written_ && !failed_ && !checkAlikeOperands())
+      return std::nullopt;
     std::vector<DimSharding> factorShardings(rule_.numFactors());
     for (size_t f = 0; f < rule_.numFactors(); ++f)
       factorShardings[f] = decideFactor(f);
@@ -67,6 +77,14 @@ public:
     Sharding result = makeSharding(mesh, std::move(dims));
     if (written_)
       return op_.result()->sharding;
+    // JAX's slice and pad: a result of size-1 dims only is replicated.
+    if (op_.kind == OpKind::Slice || op_.kind == OpKind::Pad) {
+      bool allOnes = true;
+      for (int64_t size : op_.result()->type.shape)
+        allOnes &= size == 1;
+      if (allOnes)
+        result = makeSharding(mesh, std::vector<DimSharding>(result.dims.size(), closedDim()));
+    }
     if (ambiguous_) {
       reportAmbiguity(result);
       return std::nullopt;
@@ -84,13 +102,20 @@ public:
 private:
   const Sharding &operandSharding(size_t i) const { return *op_.operands[i]->sharding; }
 
-  /// ONNX: a broadcast dim of size 1 must be replicated.
+  /// ONNX: a broadcast dim of size 1 must be replicated. On axes of size 1
+  /// only (legal in JAX, which needs the axes to divide the dim) it is a use
+  /// of the result dim it broadcasts to, as in JAX's broadcasting rule.
   void checkBroadcastDims() {
     for (size_t i = 0; i < op_.operands.size(); ++i) {
       const Sharding &s = operandSharding(i);
       for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d) {
         if (!rule_.operands[i][d].empty() || s.dims[d].axes.empty())
           continue;
+        int target = broadcastTarget(i, d);
+        if (target >= 0 && mesh_ && productOf(s.dims[d].axes, *mesh_) == 1) {
+          unitUses_.push_back({{i, d, &s.dims[d]}, target});
+          continue;
+        }
         diags_
             .error(op_.loc,
                    fmt::format("{} - operand {} dim {} has size 1 and broadcasts, so it must be "
@@ -102,8 +127,116 @@ private:
     }
   }
 
+  /// JAX's rules that want operands sharded alike rather than a consensus:
+  /// dot_general's batch dims (a factor of matmul/einsum kept in the result
+  /// from both operands: sharded on one side only is an error too),
+  /// concatenate's operands, and select's cases and non-scalar predicate
+  /// when nothing broadcasts (lax.select; jnp.where reaches it then).
+  /// Reports the first difference; false on error.
+  bool checkAlikeOperands() {
+    if (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum)
+      return checkBatchDims();
+    if (op_.kind == OpKind::Concat) {
+      for (size_t i = 1; i < op_.operands.size(); ++i)
+        if (!alike(0, i)) {
+          reportUnlike(0, i, "operands");
+          return false;
+        }
+      return true;
+    }
+    if (op_.kind == OpKind::Select && op_.operands.size() == 3) {
+      const TensorType &pred = op_.operands[0]->type;
+      const TensorType &onTrue = op_.operands[1]->type;
+      const TensorType &onFalse = op_.operands[2]->type;
+      if (onTrue.shape != onFalse.shape || (pred.rank() != 0 && pred.shape != onTrue.shape))
+        return true; // broadcasting: the consensus decides (jnp.where)
+      if (!alike(1, 2)) {
+        reportUnlike(1, 2, "cases");
+        return false;
+      }
+      if (pred.rank() != 0 && !alike(1, 0)) {
+        reportUnlike(1, 0, "predicate and cases");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  bool alike(size_t a, size_t b) const {
+    const Sharding &sa = operandSharding(a);
+    const Sharding &sb = operandSharding(b);
+    if (sa.dims.size() != sb.dims.size())
+      return false;
+    for (size_t d = 0; d < sa.dims.size(); ++d)
+      if (!sameDim(sa.dims[d], sb.dims[d]))
+        return false;
+    return true;
+  }
+
+  void reportUnlike(size_t a, size_t b, const char *what) {
+    const Sharding &sa = operandSharding(a);
+    Sharding want = sa;
+    want.replicated.clear();
+    diags_
+        .error(op_.loc, fmt::format("{} - {} must be sharded alike: operand {} {}, operand {} {}",
+                                    op_.name(), what, a, printSharding(sa), b,
+                                    printSharding(operandSharding(b))))
+        .note(Loc{}, reshardNote(*op_.operands[b], want))
+        .note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
+  }
+
+  /// JAX's dot_general: lhs and rhs batch dims must have the same sharding.
+  bool checkBatchDims() {
+    for (size_t f = 0; f < rule_.numFactors(); ++f) {
+      if (rule_.factorKinds[f] != FactorKind::PassThrough)
+        continue;
+      std::vector<FactorUse> uses = usesOf(f);
+      for (const FactorUse &use : uses) {
+        const FactorUse &first = uses.front();
+        if (use.operand == first.operand || sameDim(*use.sharding, *first.sharding))
+          continue;
+        // Suggest the sharded side's axes for the other operand.
+        const FactorUse &from = first.sharding->axes.empty() ? use : first;
+        const FactorUse &to = first.sharding->axes.empty() ? first : use;
+        const Sharding &st = operandSharding(to.operand);
+        diags_
+            .error(op_.loc, fmt::format("{} - batch dims sharded differently (result dim {}): "
+                                        "operand {} dim {} {}, operand {} dim {} {}",
+                                        op_.name(), resultDimOf(f), first.operand, first.dim,
+                                        printSharding(operandSharding(first.operand)), use.operand,
+                                        use.dim, printSharding(operandSharding(use.operand))))
+            .note(Loc{},
+                  reshardNote(*op_.operands[to.operand], withDim(st, to.dim, *from.sharding)))
+            .note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The result dim that operand `i`'s dim `d` broadcasts to: numpy
+  /// alignment from the right for the elementwise ops, `dims` for
+  /// broadcast; -1 for other ops.
+  int broadcastTarget(size_t i, size_t d) const {
+    size_t resultRank = op_.result()->type.rank();
+    size_t rank = op_.operands[i]->type.rank();
+    if (opInfo(op_.kind).group == OpGroup::Binary && rank <= resultRank)
+      return static_cast<int>(d + resultRank - rank);
+    if (op_.kind == OpKind::Broadcast) {
+      std::vector<int64_t> dims = op_.get(attrs::dims, std::vector<int64_t>{});
+      if (d < dims.size())
+        return static_cast<int>(dims[d]);
+    }
+    return -1;
+  }
+
   std::vector<FactorUse> usesOf(size_t f) const {
     std::vector<FactorUse> uses;
+    for (const auto &[use, resultDim] : unitUses_) {
+      const DimFactors &factors = rule_.results.at(0).at(resultDim);
+      if (factors.size() == 1 && factors[0] == static_cast<int>(f))
+        uses.push_back(use);
+    }
     for (size_t i = 0; i < op_.operands.size(); ++i) {
       const Sharding &s = operandSharding(i);
       for (size_t d = 0; d < s.dims.size() && d < rule_.operands[i].size(); ++d)
@@ -152,8 +285,8 @@ private:
     case FactorKind::PassThrough:
     case FactorKind::NeedReplication:
     case FactorKind::Permutation:
-      // Concatenated, sliced and padded dims too (shardc's choice; JAX
-      // rejects them): the partitioner pads and masks the uneven blocks.
+      // Concatenated, sliced and padded dims too (as JAX; uneven blocks,
+      // which JAX rejects, are padded and masked by the partitioner).
       if (other && !ambiguous_) {
         ambiguous_ = true;
         conflict_[0] = *first;
@@ -208,28 +341,21 @@ private:
     const FactorUse &a = conflict_[0];
     const FactorUse &b = conflict_[1];
     const Sharding &sb = operandSharding(b.operand);
-    // JAX's dot_general: a dim of both operands kept in the result is a batch dim.
-    bool batch =
-        (op_.kind == OpKind::Matmul || op_.kind == OpKind::Einsum) && a.operand != b.operand;
-    auto error =
-        batch ? diags_.error(op_.loc,
-                             fmt::format("{} - batch dims sharded differently (result dim {}): "
-                                         "operand {} dim {} {}, operand {} dim {} {}",
-                                         op_.name(), conflictDim_, a.operand, a.dim,
-                                         printSharding(operandSharding(a.operand)), b.operand,
-                                         b.dim, printSharding(sb)))
-              : diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
-                                                  "operand {} {}, operand {} {}",
-                                                  op_.name(), conflictDim_, a.operand,
-                                                  printSharding(operandSharding(a.operand)),
-                                                  b.operand, printSharding(sb)));
+    auto error = diags_.error(op_.loc, fmt::format("{} - conflicting shardings for result dim {}: "
+                                                   "operand {} {}, operand {} {}",
+                                                   op_.name(), conflictDim_, a.operand,
+                                                   printSharding(operandSharding(a.operand)),
+                                                   b.operand, printSharding(sb)));
     error.note(Loc{}, reshardNote(*op_.operands[b.operand], withDim(sb, b.dim, *a.sharding)));
     error.note(Loc{}, "or " + outShardingNote(op_, suggestedResult()));
   }
 
   const Op &op_;
   const ShardingRule &rule_;
+  const Mesh *mesh_;
   DiagnosticEngine &diags_;
+  /// Size-1 broadcast dims sharded on axes of size 1, with their result dim.
+  std::vector<std::pair<FactorUse, int>> unitUses_;
   bool written_;
   bool failed_ = false;
   bool ambiguous_ = false;
@@ -239,145 +365,12 @@ private:
 
 } // namespace
 
-std::optional<Sharding> inferFactorOp(const Op &op, DiagnosticEngine &diags) {
+std::optional<Sharding> inferFactorOp(const Op &op, const Module &module, DiagnosticEngine &diags) {
   std::optional<ShardingRule> rule = getShardingRule(op);
   if (!rule)
     return std::nullopt; // infer-types reported why
-  return FactorInference(op, *rule, diags).run();
-}
-
-namespace {
-
-/// JAX's split_partitions: hands `axes` (major to minor) to result dims of
-/// `sizes`, each dim taking axes while it has a factor left that the next
-/// axis divides. nullopt when an axis doesn't divide what is left of its dim,
-/// or axes are left over.
-std::optional<std::vector<DimSharding>> distributeAxes(const std::vector<AxisRef> &axes,
-                                                       const std::vector<int64_t> &sizes,
-                                                       const Mesh &mesh) {
-  std::vector<DimSharding> dims;
-  size_t next = 0;
-  for (int64_t left : sizes) {
-    std::vector<AxisRef> taken;
-    while (left > 1 && next < axes.size()) {
-      const MeshAxis *full = mesh.findAxis(axes[next].name);
-      int64_t size = full ? axes[next].effectiveSize(full->size) : 0;
-      if (size < 1 || left % size != 0)
-        return std::nullopt;
-      left /= size;
-      taken.push_back(axes[next++]);
-    }
-    dims.push_back(closedDim(std::move(taken)));
-  }
-  if (next != axes.size())
-    return std::nullopt;
-  return dims;
-}
-
-} // namespace
-
-// reshape, as JAX's sharding rule: an unsharded operand gives an unsharded
-// result. Otherwise strip the size-1 dims (a size-1 result dim is unsharded,
-// or keeps the sharding of a size-1 operand dim at the same index), then
-// compare what is left. Equal shapes pass every dim through. One operand
-// dim split into adjacent result dims hands its axes, major to minor, to the
-// result dims that they divide (8 [{"x"}] -> 2x4 gives [{"x"}, {}] when x=2).
-// Adjacent operand dims merged into one flatten their axes onto it, when no
-// unsharded merged dim comes before a sharded one and the axes divide the
-// merged size (4x6 [{"x"}, {}] -> 24 gives [{"x"}]). The dims outside the
-// split/merge keep their shardings. Anything else needs an out_sharding.
-std::optional<Sharding> inferReshape(const Op &op, const Module &module, DiagnosticEngine &diags) {
-  const Value &in = *op.operands[0];
-  const Value &out = *op.result();
-  const Sharding &s = *in.sharding;
-  if (out.sharding)
-    return out.sharding;
-  std::vector<DimSharding> dims(out.type.shape.size(), closedDim());
-  bool sharded = false;
-  for (const DimSharding &dim : s.dims)
-    sharded |= !dim.axes.empty();
-  const Mesh *mesh = module.findMesh(s.meshName);
-  if (!sharded || !mesh)
-    return makeSharding(s.meshName, std::move(dims));
-
-  std::vector<size_t> inDims, outDims;
-  for (size_t d = 0; d < in.type.shape.size(); ++d)
-    if (in.type.shape[d] != 1)
-      inDims.push_back(d);
-  for (size_t d = 0; d < out.type.shape.size(); ++d) {
-    if (out.type.shape[d] != 1)
-      outDims.push_back(d);
-    else if (d < in.type.shape.size() && in.type.shape[d] == 1)
-      dims[d] = closedDim(s.dims[d].axes);
-  }
-  auto inSize = [&](size_t k) { return in.type.shape[inDims[k]]; };
-  auto outSize = [&](size_t k) { return out.type.shape[outDims[k]]; };
-  size_t prefix = 0;
-  while (prefix < inDims.size() && prefix < outDims.size() && inSize(prefix) == outSize(prefix))
-    ++prefix;
-  size_t suffix = 0;
-  while (suffix < inDims.size() - prefix && suffix < outDims.size() - prefix &&
-         inSize(inDims.size() - 1 - suffix) == outSize(outDims.size() - 1 - suffix))
-    ++suffix;
-  size_t inMiddle = inDims.size() - prefix - suffix;
-  size_t outMiddle = outDims.size() - prefix - suffix;
-
-  // The dims outside the split/merge keep their shardings.
-  for (size_t k = 0; k < prefix; ++k)
-    dims[outDims[k]] = closedDim(s.dims[inDims[k]].axes);
-  for (size_t k = 0; k < suffix; ++k)
-    dims[outDims[outDims.size() - 1 - k]] = closedDim(s.dims[inDims[inDims.size() - 1 - k]].axes);
-  Sharding result = makeSharding(s.meshName, dims);
-
-  bool split = inMiddle == 1 && outMiddle >= 2;
-  bool merge = inMiddle >= 2 && outMiddle == 1;
-  if (!split && !merge && (inMiddle != 0 || outMiddle != 0)) {
-    diags
-        .error(op.loc, fmt::format("reshape - neither a single split nor a single merge of "
-                                   "dims, the result sharding needs an out_sharding: {} to {}, "
-                                   "operand {}",
-                                   printType(in.type), printType(out.type), printSharding(s)))
-        .note(Loc{}, outShardingNote(op, result));
-    return std::nullopt;
-  }
-  if (!split && !merge)
-    return result;
-
-  // The merged (or split) operand dims' axes, major to minor; a sharded dim
-  // after an unsharded one can't be flattened onto one dim.
-  std::vector<AxisRef> axes;
-  bool gap = false, fits = true;
-  for (size_t k = prefix; k < prefix + inMiddle; ++k) {
-    const std::vector<AxisRef> &dimAxes = s.dims[inDims[k]].axes;
-    fits &= !(gap && !dimAxes.empty());
-    gap |= dimAxes.empty();
-    axes.insert(axes.end(), dimAxes.begin(), dimAxes.end());
-  }
-  std::vector<int64_t> sizes;
-  for (size_t k = prefix; k < prefix + outMiddle; ++k)
-    sizes.push_back(outSize(k));
-  std::optional<std::vector<DimSharding>> middle =
-      fits ? distributeAxes(axes, sizes, *mesh) : std::nullopt;
-  if (middle) {
-    for (size_t k = 0; k < outMiddle; ++k)
-      result.dims[outDims[prefix + k]] = (*middle)[k];
-    return result;
-  }
-  size_t firstSharded = prefix;
-  while (s.dims[inDims[firstSharded]].axes.empty())
-    ++firstSharded;
-  auto error = diags.error(
-      op.loc, fmt::format("reshape - {} dim {} is sharded and its axes don't fit the result "
-                          "dims, the result sharding needs an out_sharding: {} to {}, operand {}",
-                          split ? "split" : "merged", inDims[firstSharded], printType(in.type),
-                          printType(out.type), printSharding(s)));
-  error.note(Loc{}, outShardingNote(op, result));
-  Sharding unsharded = s;
-  for (size_t k = prefix; k < prefix + inMiddle; ++k)
-    unsharded.dims[inDims[k]].axes.clear();
-  unsharded.replicated.clear();
-  error.note(Loc{}, "or " + reshardNote(in, unsharded));
-  return std::nullopt;
+  const Mesh *mesh = module.findMesh(op.operands.at(0)->sharding->meshName);
+  return FactorInference(op, *rule, mesh, diags).run();
 }
 
 } // namespace shardc::explicit_shardings

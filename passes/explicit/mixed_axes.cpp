@@ -5,7 +5,10 @@
 //      points at sharding_constraint);
 //   2. every sharding is restricted to its mesh's explicit axes (closed, no
 //      priorities) and the explicit pass computes each value's explicit part:
-//      sharding_constraint asserts on those axes, reshard moves them;
+//      sharding_constraint asserts on those axes, reshard moves them; one
+//      that names auto axes only is JAX's with_sharding_constraint on a
+//      mixed mesh: it takes the value's explicit axes (its type) and, in
+//      step 3, adds its auto axes after them in each dim;
 //   3. the written shardings come back (their auto axes are constraints);
 //      a value without one takes its explicit part with every dim open; each
 //      sharding lists the explicit axes it does not use as explicitly
@@ -38,6 +41,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace shardc {
@@ -71,12 +75,14 @@ public:
       restrict(*slot.where, slot.scope);
     for (ShardedTypeDecl &decl : module_.typeDecls)
       restrict(decl.sharding, {});
-    bool ok = inferExplicitShardings(module_, diags_);
+    bool ok = inferExplicitShardings(module_, diags_, typedConstraints_);
     for (Slot &slot : values_)
       slot.explicitPart = *slot.where;
     // 3. The written shardings back, blocking the unused explicit axes.
     for (AttrSlot &slot : attributes_) {
       *slot.where = slot.written;
+      if (typedConstraints_.count(slot.op))
+        withTypeAxes(*slot.where, slot.op->result()->sharding);
       if (slot.reshardTarget)
         for (DimSharding &d : slot.where->dims)
           d.open = true; // the auto axes of a reshard's result are free
@@ -172,6 +178,34 @@ private:
     const Op *op = nullptr;
   };
 
+  /// Whether constraint `s`, written where `scope` holds, names auto axes
+  /// of a mesh that has explicit ones, and no explicit axis.
+  bool namesAutoAxesOnly(const Sharding &s, const AxisTypeScope &scope) const {
+    const Mesh *mesh = meshOf(s);
+    if (!mesh)
+      return false;
+    bool anyExplicit = false, anyAuto = false;
+    for (const MeshAxis &axis : mesh->axes)
+      (scope.isExplicit(*mesh, axis.name) ? anyExplicit : anyAuto) = true;
+    if (!anyExplicit || !anyAuto)
+      return false;
+    for (const MeshAxis &axis : mesh->axes)
+      if (scope.isExplicit(*mesh, axis.name) && named(s, axis.name))
+        return false;
+    return true;
+  }
+
+  /// `s` with the axes of `type` (a value's explicit part) first in each
+  /// dim, as JAX lowers a with_sharding_constraint on a mixed mesh.
+  static void withTypeAxes(Sharding &s, const std::optional<Sharding> &type) {
+    if (!type)
+      return;
+    for (size_t d = 0; d < s.dims.size() && d < type->dims.size(); ++d) {
+      const std::vector<AxisRef> &typed = type->dims[d].axes;
+      s.dims[d].axes.insert(s.dims[d].axes.begin(), typed.begin(), typed.end());
+    }
+  }
+
   void collect() {
     // Attribute slots first: the constraint pointers below refer to them.
     size_t attrCount = 0;
@@ -214,6 +248,8 @@ private:
               {&s, s, target && op->kind == OpKind::Reshard, attrScope, op.get()});
           if (target)
             constraint = attributes_.back().where;
+          if (target && op->kind == OpKind::ShardingConstraint && namesAutoAxesOnly(s, attrScope))
+            typedConstraints_.insert(op.get());
         }
       for (auto &r : op->results) {
         value(*r, scope);
@@ -496,6 +532,9 @@ private:
     }
     return at;
   }
+
+  /// The sharding_constraint ops that name auto axes only (JAX's).
+  std::unordered_set<const Op *> typedConstraints_;
 };
 
 } // namespace

@@ -60,7 +60,8 @@ std::unique_ptr<Module> compileText(const SourceFile &file, std::string_view emi
   DiagnosticEngine diags;
   std::unique_ptr<Module> module;
   AutoShardOptions autoShard;
-  CompileOptions compileOptions{emit};
+  CompileOptions compileOptions;
+  compileOptions.emit = emit;
   // The global program (--emit=ir) is the reference: never auto-sharded.
   if (options.autoShard && emit != "ir")
     compileOptions.autoShard = &autoShard;

@@ -123,6 +123,12 @@ std::optional<Ex> Generator::inferEx(const std::string &rhs, const Val &result) 
   std::optional<OpKind> kind = lookupOp(rhs.substr(0, rhs.find(' ')));
   if (!kind || !isElementwise(*kind))
     return std::nullopt;
+  // select without broadcasting wants its operands sharded alike (JAX's
+  // lax.select): else an out_sharding decides.
+  if (*kind == OpKind::Select)
+    for (const Val *v : operands)
+      if (v->shape != result.shape || !sameExplicitPart(v->ex, operands.front()->ex))
+        return std::nullopt;
   // Pass-through: the one sharding of the operands that have one (of the
   // result's shape; a broadcast operand is replicated).
   const Ex *found = nullptr;
