@@ -28,8 +28,9 @@ namespace {
 /// Whether `rule` maps exactly the tensors `types`: one mapping per tensor,
 /// one entry per dim, factor products equal to dim sizes (but for a lone
 /// permutation factor), each factor once per tensor (ShardingRules.h's
-/// checkShardingRule, the parts propagation relies on). A rule that does not
-/// fit is not used.
+/// checkShardingRule, the parts propagation relies on). A factor of size 0 (a
+/// dim of size 0) is fine, as in Shardy: the other dims still propagate. A
+/// rule that does not fit is not used.
 bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappings,
               const std::vector<const TensorType *> &types) {
   if (mappings.size() != types.size())
@@ -43,7 +44,7 @@ bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappin
       int64_t product = 1;
       for (int f : dims[d]) {
         if (f < 0 || static_cast<size_t>(f) >= rule.numFactors() || !seen.insert(f).second ||
-            rule.factorSizes[f] < 1)
+            rule.factorSizes[f] < 0)
           return false;
         product *= rule.factorSizes[f];
       }
@@ -123,8 +124,18 @@ private:
                 const std::vector<AxisRef> &forbidden) {
     Edge edge;
     edge.op = op;
-    edge.rule = sharedRule(kIdentityKind, {type.shape},
-                           [&] { return std::optional<ShardingRule>(identityRule(type, 1, 1)); });
+    edge.rule = sharedRule(kIdentityKind, {type.shape}, [&] {
+      ShardingRule rule = identityRule(type, 1, 1);
+      // identityRule gives a dim of size 0 no factor; Shardy passes its axes
+      // on like any other dim's.
+      for (size_t d = 0; d < type.shape.size(); ++d)
+        if (type.shape[d] == 0) {
+          int factor = rule.addFactor(0, FactorKind::PassThrough);
+          rule.operands[0][d].push_back(factor);
+          rule.results[0][d].push_back(factor);
+        }
+      return std::optional<ShardingRule>(std::move(rule));
+    });
     edge.forbidden = forbidden;
     edge.passThroughOp = true;
     edge.loc = loc;
@@ -418,18 +429,26 @@ Direction edgeDirection(const Edge &edge, int f, int stage) {
     return Direction::None;
   if (edge.passThroughOp)
     return stage == 0 && edge.multiUseOperand ? Direction::None : Direction::Both;
-  if (stage >= 3)
+  if (stage >= 4)
     return Direction::Both;
-  if (stage == 2 && kind == FactorKind::PassThrough)
+  // Shardy holds a broadcast's forward direction back until the last stage,
+  // so a factor reaching its result from its users (a dot's contracting dim)
+  // comes first.
+  if (stage == 3 || (stage == 2 && kind == FactorKind::PassThrough))
     return edge.broadcast ? Direction::Backward : Direction::Both;
   return Direction::None;
 }
 
 int edgeDirections(const Edge &edge, int stage) {
-  // 0: nothing, 1: the pass-through factors, 2: every factor that may move.
+  // 0: nothing, 1: the pass-through factors, 2: every factor that may move,
+  // 3: every factor backward (a broadcast in stage 3).
   if (edge.passThroughOp)
     return stage == 0 && edge.multiUseOperand ? 0 : 2;
-  return stage <= 1 ? 0 : stage - 1;
+  if (stage <= 1)
+    return 0;
+  if (stage == 2)
+    return 1;
+  return stage == 3 && edge.broadcast ? 3 : 2;
 }
 
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {

@@ -557,11 +557,18 @@ TEST_CASE("reshape: interleaved shapes get factors on one side (Shardy's cases)"
   CHECK(reshape({2, 9}, {3, 6}) == "([i, km])->([j, lm]) {i=2, j=3, k=3, l=2, m=3}");
 }
 
-TEST_CASE("reshape: no rule without elements or with different counts", "[rules]") {
+TEST_CASE("reshape: no rule with different counts", "[rules]") {
   CHECK_FALSE(reshapeRule({4}, {5}));
-  CHECK_FALSE(reshapeRule({4, 0}, {0, 8}));
+  CHECK_FALSE(reshapeRule({4, 0}, {8}));
   CHECK_FALSE(reshapeRule({-2}, {-2}));
   CHECK_FALSE(reshapeRule({int64_t(1) << 62, 4}, {int64_t(1) << 62, 4}));
+}
+
+TEST_CASE("reshape: without elements, every dim needs replication", "[rules]") {
+  // Shardy propagates nothing through it; the partitioner gathers (no data).
+  std::optional<ShardingRule> rule = reshapeRule({4, 0}, {0, 1, 8});
+  REQUIRE(rule);
+  CHECK(rule->str() == "([i, j])->([k, 1, l]) {i=4, j=0, k=0, l=8} need_replication={i, j, k, l}");
 }
 
 namespace {
