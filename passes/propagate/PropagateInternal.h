@@ -89,7 +89,8 @@ struct Graph {
   std::vector<AttributeSharding> attributeShardings;
   std::deque<ShardingRule> rules;
   /// Body arguments whose closed dims were copied from their in_sharding
-  /// (without the manual axes) before propagation: their axes count as
+  /// (without the manual axes) before propagation, and manual_computation
+  /// results that start as their out_sharding: their axes count as
   /// propagated, not written.
   std::vector<const std::optional<Sharding> *> copiedFromInSharding;
 };

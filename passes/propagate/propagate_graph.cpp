@@ -83,7 +83,12 @@ public:
 private:
   static bool usable(const Value *v) { return v && v->typeKnown; }
 
-  static Slot valueSlot(Value *v) { return slotOf(&v->sharding, v->type.numElements()); }
+  Slot valueSlot(Value *v) const {
+    Slot slot = slotOf(&v->sharding, v->type.numElements());
+    if (auto it = blockedValues_.find(v); it != blockedValues_.end())
+      slot.blocked = it->second;
+    return slot;
+  }
 
   static Slot slotOf(std::optional<Sharding> *sharding, int64_t elements) {
     Slot slot;
@@ -297,10 +302,29 @@ private:
         continue;
       Value *returned = op.body && i < op.body->returned.size() ? op.body->returned[i] : nullptr;
       Sharding &written = (*outs)[i];
-      Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+      if (result->sharding) {
+        // A sharding written on the result: a reshard may follow the op.
+        Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+        if (usable(returned))
+          cross(op, global, result->type, returned, written, manualAxes, inner, false);
+        link(op, result->type, global, valueSlot(result), forbidden);
+        continue;
+      }
+      // Shardy: the result's sharding is the out_sharding itself, so the
+      // result gains no axis (a manual one, or on a closed dim) that the
+      // out_sharding cannot; the out_sharding is written back from it.
+      Sharding working = written;
+      for (DimSharding &dim : working.dims)
+        dim.priority.reset();
+      result->sharding = std::move(working);
+      graph_.attributeShardings.push_back(AttributeSharding{&written, &result->sharding});
+      graph_.copiedFromInSharding.push_back(&result->sharding); // --explain names the attribute
+      // Every use of the result sees the same limits (SSA: the uses come
+      // later in program order, after this entry).
+      blockedValues_[result] = blocked(written, manualAxes, forbidden);
+      Slot global = valueSlot(result);
       if (usable(returned))
         cross(op, global, result->type, returned, written, manualAxes, inner, false);
-      link(op, result->type, global, valueSlot(result), forbidden);
     }
   }
 
@@ -418,6 +442,9 @@ private:
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
   std::unordered_map<const Value *, int> uses_; // of the function being built
+  /// Axes no slot of the value may take: a manual_computation result's
+  /// sharding is its out_sharding.
+  std::unordered_map<const Value *, std::vector<AxisRef>> blockedValues_;
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 
