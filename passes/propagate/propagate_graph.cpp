@@ -125,11 +125,9 @@ private:
 
   static constexpr int kIdentityKind = -1;
 
-  Edge identity(const TensorType &type, Loc loc, const Op *op,
-                const std::vector<AxisRef> &forbidden) {
-    Edge edge;
-    edge.op = op;
-    edge.rule = sharedRule(kIdentityKind, {type.shape}, [&] {
+  /// The rule of an identity edge between two tensors of `type`.
+  const ShardingRule *identityRuleOf(const TensorType &type) {
+    return sharedRule(kIdentityKind, {type.shape}, [&] {
       ShardingRule rule = identityRule(type, 1, 1);
       // identityRule gives a dim of size 0 no factor; Shardy passes its axes
       // on like any other dim's.
@@ -141,6 +139,28 @@ private:
         }
       return std::optional<ShardingRule>(std::move(rule));
     });
+  }
+
+  /// identity()'s rule for `numOperands` sources and `numResults` targets.
+  const ShardingRule *identityEdgeRule(const TensorType &type, size_t numOperands,
+                                       size_t numResults) {
+    if (numOperands == 1 && numResults == 1)
+      return identityRuleOf(type);
+    std::vector<std::vector<int64_t>> key = {
+        type.shape, {static_cast<int64_t>(numOperands), static_cast<int64_t>(numResults)}};
+    return sharedRule(kIdentityKind, std::move(key), [&] {
+      ShardingRule rule = *identityRuleOf(type);
+      rule.operands.assign(numOperands, rule.operands[0]);
+      rule.results.assign(numResults, rule.results[0]);
+      return std::optional<ShardingRule>(std::move(rule));
+    });
+  }
+
+  Edge identity(const TensorType &type, Loc loc, const Op *op,
+                const std::vector<AxisRef> &forbidden) {
+    Edge edge;
+    edge.op = op;
+    edge.rule = identityRuleOf(type);
     edge.forbidden = forbidden;
     edge.passThroughOp = true;
     edge.loc = loc;
@@ -330,36 +350,50 @@ private:
 
   /// Shardy's data-flow edges: a carried value's init, its argument in
   /// each region, the value the body returns for it and the loop result
-  /// share one sharding; an `if` result with what each branch returns.
-  /// The back edge (body return -> body argument) makes the fixed point run
-  /// around the loop.
+  /// share one sharding; an `if` result with what each branch returns. As in
+  /// Shardy, one edge joins every source (init, returned values) to every
+  /// target (result, region arguments), so sources that disagree give the
+  /// targets only their common prefix instead of the first one's axes. The
+  /// body's return being a source of its own argument makes the fixed point
+  /// run around the loop.
   void controlFlow(Op &op, const std::vector<AxisRef> &forbidden) {
-    auto tie = [&](Value *from, Value *to) {
-      if (usable(from) && usable(to) && from->type == to->type)
-        link(op, to->type, valueSlot(from), valueSlot(to), forbidden);
-    };
     auto returned = [](const Block &region, size_t i) {
       return i < region.returned.size() ? region.returned[i] : nullptr;
     };
+    auto edge = [&](Value *target, const std::vector<Value *> &sources,
+                    const std::vector<Value *> &otherTargets) {
+      if (!usable(target))
+        return;
+      Edge e = identity(target->type, op.loc, &op, forbidden);
+      for (Value *v : sources)
+        if (usable(v) && v->type == target->type)
+          e.operands.push_back(valueSlot(v));
+      e.results.push_back(valueSlot(target));
+      for (Value *v : otherTargets)
+        if (usable(v) && v->type == target->type)
+          e.results.push_back(valueSlot(v));
+      if (e.operands.empty() && e.results.size() < 2)
+        return;
+      e.rule = identityEdgeRule(target->type, e.operands.size(), e.results.size());
+      edges_->push_back(std::move(e));
+    };
     if (op.kind == OpKind::If) {
       for (size_t i = 0; i < op.results.size(); ++i)
-        for (Block *branch : {op.body.get(), op.elseBody.get()})
-          tie(returned(*branch, i), op.results[i].get());
+        edge(op.results[i].get(), {returned(*op.body, i), returned(*op.elseBody, i)}, {});
     } else {
+      std::vector<Value *> bodyArgs = Op::carriedArgs(op, *op.body);
+      std::vector<Value *> condArgs;
+      if (op.cond)
+        condArgs = Op::carriedArgs(op, *op.cond);
       for (size_t i = 0; i < op.operands.size(); ++i) {
         Value *result = i < op.results.size() ? op.results[i].get() : nullptr;
-        for (Block *region : op.regions()) {
-          std::vector<Value *> args = Op::carriedArgs(op, *region);
-          if (i < args.size())
-            tie(op.operands[i], args[i]);
-        }
-        std::vector<Value *> bodyArgs = Op::carriedArgs(op, *op.body);
-        Value *next = returned(*op.body, i);
-        if (i < bodyArgs.size())
-          tie(next, bodyArgs[i]);
-        if (op.cond && i < bodyArgs.size() && i < op.cond->args.size())
-          tie(bodyArgs[i], op.cond->args[i].get());
-        tie(next, result);
+        Value *bodyArg = i < bodyArgs.size() ? bodyArgs[i] : nullptr;
+        Value *condArg = i < condArgs.size() ? condArgs[i] : nullptr;
+        std::vector<Value *> sources = {op.operands[i], returned(*op.body, i)};
+        if (usable(result))
+          edge(result, sources, {bodyArg, condArg});
+        else
+          edge(bodyArg, sources, {condArg});
       }
     }
     for (Block *region : op.regions())
