@@ -48,9 +48,11 @@ bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappin
           return false;
         product *= rule.factorSizes[f];
       }
-      // A permutation factor (concat, slice, pad) may differ from its dim.
+      // A lone permutation (concat, slice, pad) or need-replication (concat)
+      // factor may differ from its dim.
       bool permutation =
-          dims[d].size() == 1 && rule.factorKinds[dims[d][0]] == FactorKind::Permutation;
+          dims[d].size() == 1 && (rule.factorKinds[dims[d][0]] == FactorKind::Permutation ||
+                                  rule.factorKinds[dims[d][0]] == FactorKind::NeedReplication);
       int64_t size = types[t]->shape[d];
       if (product != size && !permutation && !(dims[d].empty() && size <= 1))
         return false;

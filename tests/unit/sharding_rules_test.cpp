@@ -393,20 +393,31 @@ func @f(%v: tensor<8xf32>, %c: tensor<4x1xf32>, %s: tensor<f32>, %a: tensor<2x13
   CHECK(p.rule("inplace") == "([i, 1, k])->([i, j, k]) {i=2, j=64, k=13}");
 }
 
-TEST_CASE("concat: the concatenated dim is a permutation factor of the result's size", "[rules]") {
+TEST_CASE("concat: the concatenated dim needs replication unless its operands are slices",
+          "[rules]") {
+  // Shardy's registry (op_sharding_rule_registry.mlir @concat_*): permutation
+  // only for concat(slice(x), slice(y)) or concat(slice(x), x).
   Program p(R"(
-func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>) {
+func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>, %x: tensor<4x80xf32>) {
   %rows = concat %a, %b {dim = 0}
   %cols = concat %a, %a, %a {dim = 1}
   %single = concat %a {dim = 1}
   %ones = concat %o, %o, %o {dim = 1}
+  %s1 = slice %x {start = [0, 0], limit = [4, 40]}
+  %s2 = slice %x {start = [0, 40], limit = [4, 80]}
+  %slices = concat %s2, %s1 {dim = 1}
+  %rolled = concat %s2, %x {dim = 1}
+  %mixed = concat %s2, %a {dim = 1}
 }
 )");
-  CHECK(p.rule("rows") == "([i, j], [i, j])->([i, j]) {i=6, j=8} permutation={i}");
-  CHECK(p.rule("cols") == "([i, j], [i, j], [i, j])->([i, j]) {i=4, j=24} permutation={j}");
-  CHECK(p.rule("single") == "([i, j])->([i, j]) {i=4, j=8}");
+  CHECK(p.rule("rows") == "([i, j], [i, j])->([i, j]) {i=6, j=8} need_replication={i}");
+  CHECK(p.rule("cols") == "([i, j], [i, j], [i, j])->([i, j]) {i=4, j=24} need_replication={j}");
+  CHECK(p.rule("single") == "([i, j])->([i, j]) {i=4, j=8} need_replication={j}");
   CHECK(p.rule("ones") ==
-        "([i, j, k], [i, j, k], [i, j, k])->([i, j, k]) {i=4, j=3, k=256} permutation={j}");
+        "([i, j, k], [i, j, k], [i, j, k])->([i, j, k]) {i=4, j=3, k=256} need_replication={j}");
+  CHECK(p.rule("slices") == "([i, j], [i, j])->([i, j]) {i=4, j=80} permutation={j}");
+  CHECK(p.rule("rolled") == "([i, j], [i, j])->([i, j]) {i=4, j=120} permutation={j}");
+  CHECK(p.rule("mixed") == "([i, j], [i, j])->([i, j]) {i=4, j=48} need_replication={j}");
 }
 
 TEST_CASE("slice: sliced dims are permutation factors of the operand's size", "[rules]") {
