@@ -1,8 +1,8 @@
 // propagate-shardings: completes every value's sharding (OpenXLA Shardy's
 // default pipeline: user priorities, then op priorities, aggressive conflict
 // resolution). The driver; the steps live in propagate_projection.cpp,
-// propagate_factors.cpp, propagate_graph.cpp and propagate_origins.cpp (see
-// PropagateInternal.h).
+// propagate_factors.cpp, propagate_graph.cpp, propagate_priorities.cpp and
+// propagate_origins.cpp (see PropagateInternal.h).
 //
 //   0. Shardy's import step: a fully closed sharding_constraint that decides
 //      its operand's sharding is copied onto it (propagate_import.cpp).
