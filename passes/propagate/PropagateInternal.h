@@ -66,7 +66,7 @@ struct Edge {
   /// edge may take them.
   std::vector<AxisRef> forbidden;
   bool passThroughOp = false; // op priority 0 (elementwise, reshape, transpose, identities)
-  bool broadcast = false;     // pass-through factors go backward only (op priority 2)
+  bool broadcast = false;     // factors go backward only until the last stage
   bool elementwise = false;
   /// An operand (not a scalar) is used more than once: a pass-through op
   /// waits for stage 1 (Shardy's single-use pass-through priority).
@@ -89,7 +89,8 @@ struct Graph {
   std::vector<AttributeSharding> attributeShardings;
   std::deque<ShardingRule> rules;
   /// Body arguments whose closed dims were copied from their in_sharding
-  /// (without the manual axes) before propagation: their axes count as
+  /// (without the manual axes) before propagation, and manual_computation
+  /// results that start as their out_sharding: their axes count as
   /// propagated, not written.
   std::vector<const std::optional<Sharding> *> copiedFromInSharding;
 };
@@ -101,10 +102,14 @@ struct Graph {
 /// in_sharding gives, as in Shardy where they are one sharding.
 Graph buildGraph(Module &module);
 
+/// Shardy's op-priority stages, run in order in every user-priority round.
+constexpr int kStages = 5;
+
 /// Which tensors of `edge` may lead factor `f` in op-priority stage `stage`
 /// (Shardy's op priorities): stage 0 only pass-through ops none of whose
 /// operands has another use, stage 1 every pass-through op, stage 2 also the
 /// pass-through factors of every op (a broadcast's backward only), stage 3
+/// every factor of every op but a broadcast's only backward, stage 4
 /// everything (permutation factors, Shardy's default, included).
 /// Need-replication factors never propagate.
 Direction edgeDirection(const Edge &edge, int f, int stage);

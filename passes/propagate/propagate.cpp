@@ -1,8 +1,8 @@
 // propagate-shardings: completes every value's sharding (OpenXLA Shardy's
 // default pipeline: user priorities, then op priorities, aggressive conflict
 // resolution). The driver; the steps live in propagate_projection.cpp,
-// propagate_factors.cpp, propagate_graph.cpp and propagate_origins.cpp (see
-// PropagateInternal.h).
+// propagate_factors.cpp, propagate_graph.cpp, propagate_priorities.cpp and
+// propagate_origins.cpp (see PropagateInternal.h).
 //
 //   0. Shardy's import step: a fully closed sharding_constraint that decides
 //      its operand's sharding is copied onto it (propagate_import.cpp).
@@ -23,7 +23,8 @@
 //        stage 1: every pass-through op;
 //        stage 2: also the pass-through factors of every other op
 //                 (broadcast: backward only);
-//        stage 3: every factor of every op.
+//        stage 3: every factor of every op, a broadcast's backward only;
+//        stage 4: every factor of every op.
 //   4. Visiting an edge: pick its mesh (the mesh most of its sharded tensors
 //      name, the first on a tie; empty meshes never count; none when a
 //      tensor is on a maximal mesh); tensors on another mesh take no part,
@@ -64,8 +65,8 @@ using namespace propagation;
 struct EdgeState {
   uint64_t settledClock = 0;
   int8_t settledDirections = -1;
-  std::array<int8_t, 4> directions{}; // edgeDirections per stage
-  uint32_t firstSlot = 0;             // its slots' numbers: slotIds_[firstSlot, + numSlots)
+  std::array<int8_t, kStages> directions{}; // edgeDirections per stage
+  uint32_t firstSlot = 0;                   // its slots' numbers: slotIds_[firstSlot, + numSlots)
   uint32_t numSlots = 0;
 };
 
@@ -109,7 +110,7 @@ public:
         for (size_t e = 0; e < edges.size(); ++e)
           if (!edges[e].op)
             visit(edges[e], states[e], 0);
-        for (int stage = 0; stage < 4; ++stage)
+        for (int stage = 0; stage < kStages; ++stage)
           fixedPoint(edges, states, stage);
         first += edges.size();
       }
@@ -175,7 +176,7 @@ private:
     for (std::vector<Edge> &edges : graph_.functions)
       for (Edge &edge : edges) {
         EdgeState &state = states_.emplace_back();
-        for (int stage = 0; stage < 4; ++stage)
+        for (int stage = 0; stage < kStages; ++stage)
           state.directions[stage] = static_cast<int8_t>(edgeDirections(edge, stage));
         state.firstSlot = static_cast<uint32_t>(slotIds_.size());
         state.numSlots = static_cast<uint32_t>(edge.operands.size() + edge.results.size());

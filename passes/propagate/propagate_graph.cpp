@@ -12,8 +12,8 @@
 //     shardings never gain a manual axis, and inside the body no tensor
 //     may take one.
 // Ops without a rule (collectives, ops whose types are unknown) are no edges:
-// nothing propagates through them. Also here: the per-edge choices of the
-// driver, op-priority directions and the mesh.
+// nothing propagates through them. The per-edge choices of the driver
+// (op-priority directions, the mesh) are in propagate_priorities.cpp.
 #include "passes/propagate/PropagateInternal.h"
 
 #include <algorithm>
@@ -28,8 +28,9 @@ namespace {
 /// Whether `rule` maps exactly the tensors `types`: one mapping per tensor,
 /// one entry per dim, factor products equal to dim sizes (but for a lone
 /// permutation factor), each factor once per tensor (ShardingRules.h's
-/// checkShardingRule, the parts propagation relies on). A rule that does not
-/// fit is not used.
+/// checkShardingRule, the parts propagation relies on). A factor of size 0 (a
+/// dim of size 0) is fine, as in Shardy: the other dims still propagate. A
+/// rule that does not fit is not used.
 bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappings,
               const std::vector<const TensorType *> &types) {
   if (mappings.size() != types.size())
@@ -43,13 +44,15 @@ bool ruleFits(const ShardingRule &rule, const std::vector<TensorFactors> &mappin
       int64_t product = 1;
       for (int f : dims[d]) {
         if (f < 0 || static_cast<size_t>(f) >= rule.numFactors() || !seen.insert(f).second ||
-            rule.factorSizes[f] < 1)
+            rule.factorSizes[f] < 0)
           return false;
         product *= rule.factorSizes[f];
       }
-      // A permutation factor (concat, slice, pad) may differ from its dim.
+      // A lone permutation (concat, slice, pad) or need-replication (concat)
+      // factor may differ from its dim.
       bool permutation =
-          dims[d].size() == 1 && rule.factorKinds[dims[d][0]] == FactorKind::Permutation;
+          dims[d].size() == 1 && (rule.factorKinds[dims[d][0]] == FactorKind::Permutation ||
+                                  rule.factorKinds[dims[d][0]] == FactorKind::NeedReplication);
       int64_t size = types[t]->shape[d];
       if (product != size && !permutation && !(dims[d].empty() && size <= 1))
         return false;
@@ -82,7 +85,12 @@ public:
 private:
   static bool usable(const Value *v) { return v && v->typeKnown; }
 
-  static Slot valueSlot(Value *v) { return slotOf(&v->sharding, v->type.numElements()); }
+  Slot valueSlot(Value *v) const {
+    Slot slot = slotOf(&v->sharding, v->type.numElements());
+    if (auto it = blockedValues_.find(v); it != blockedValues_.end())
+      slot.blocked = it->second;
+    return slot;
+  }
 
   static Slot slotOf(std::optional<Sharding> *sharding, int64_t elements) {
     Slot slot;
@@ -119,12 +127,42 @@ private:
 
   static constexpr int kIdentityKind = -1;
 
+  /// The rule of an identity edge between two tensors of `type`.
+  const ShardingRule *identityRuleOf(const TensorType &type) {
+    return sharedRule(kIdentityKind, {type.shape}, [&] {
+      ShardingRule rule = identityRule(type, 1, 1);
+      // identityRule gives a dim of size 0 no factor; Shardy passes its axes
+      // on like any other dim's.
+      for (size_t d = 0; d < type.shape.size(); ++d)
+        if (type.shape[d] == 0) {
+          int factor = rule.addFactor(0, FactorKind::PassThrough);
+          rule.operands[0][d].push_back(factor);
+          rule.results[0][d].push_back(factor);
+        }
+      return std::optional<ShardingRule>(std::move(rule));
+    });
+  }
+
+  /// identity()'s rule for `numOperands` sources and `numResults` targets.
+  const ShardingRule *identityEdgeRule(const TensorType &type, size_t numOperands,
+                                       size_t numResults) {
+    if (numOperands == 1 && numResults == 1)
+      return identityRuleOf(type);
+    std::vector<std::vector<int64_t>> key = {
+        type.shape, {static_cast<int64_t>(numOperands), static_cast<int64_t>(numResults)}};
+    return sharedRule(kIdentityKind, std::move(key), [&] {
+      ShardingRule rule = *identityRuleOf(type);
+      rule.operands.assign(numOperands, rule.operands[0]);
+      rule.results.assign(numResults, rule.results[0]);
+      return std::optional<ShardingRule>(std::move(rule));
+    });
+  }
+
   Edge identity(const TensorType &type, Loc loc, const Op *op,
                 const std::vector<AxisRef> &forbidden) {
     Edge edge;
     edge.op = op;
-    edge.rule = sharedRule(kIdentityKind, {type.shape},
-                           [&] { return std::optional<ShardingRule>(identityRule(type, 1, 1)); });
+    edge.rule = identityRuleOf(type);
     edge.forbidden = forbidden;
     edge.passThroughOp = true;
     edge.loc = loc;
@@ -286,45 +324,78 @@ private:
         continue;
       Value *returned = op.body && i < op.body->returned.size() ? op.body->returned[i] : nullptr;
       Sharding &written = (*outs)[i];
-      Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+      if (result->sharding) {
+        // A sharding written on the result: a reshard may follow the op.
+        Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+        if (usable(returned))
+          cross(op, global, result->type, returned, written, manualAxes, inner, false);
+        link(op, result->type, global, valueSlot(result), forbidden);
+        continue;
+      }
+      // Shardy: the result's sharding is the out_sharding itself, so the
+      // result gains no axis (a manual one, or on a closed dim) that the
+      // out_sharding cannot; the out_sharding is written back from it.
+      Sharding working = written;
+      for (DimSharding &dim : working.dims)
+        dim.priority.reset();
+      result->sharding = std::move(working);
+      graph_.attributeShardings.push_back(AttributeSharding{&written, &result->sharding});
+      graph_.copiedFromInSharding.push_back(&result->sharding); // --explain names the attribute
+      // Every use of the result sees the same limits (SSA: the uses come
+      // later in program order, after this entry).
+      blockedValues_[result] = blocked(written, manualAxes, forbidden);
+      Slot global = valueSlot(result);
       if (usable(returned))
         cross(op, global, result->type, returned, written, manualAxes, inner, false);
-      link(op, result->type, global, valueSlot(result), forbidden);
     }
   }
 
   /// Shardy's data-flow edges: a carried value's init, its argument in
   /// each region, the value the body returns for it and the loop result
-  /// share one sharding; an `if` result with what each branch returns.
-  /// The back edge (body return -> body argument) makes the fixed point run
-  /// around the loop.
+  /// share one sharding; an `if` result with what each branch returns. As in
+  /// Shardy, one edge joins every source (init, returned values) to every
+  /// target (result, region arguments), so sources that disagree give the
+  /// targets only their common prefix instead of the first one's axes. The
+  /// body's return being a source of its own argument makes the fixed point
+  /// run around the loop.
   void controlFlow(Op &op, const std::vector<AxisRef> &forbidden) {
-    auto tie = [&](Value *from, Value *to) {
-      if (usable(from) && usable(to) && from->type == to->type)
-        link(op, to->type, valueSlot(from), valueSlot(to), forbidden);
-    };
     auto returned = [](const Block &region, size_t i) {
       return i < region.returned.size() ? region.returned[i] : nullptr;
     };
+    auto edge = [&](Value *target, const std::vector<Value *> &sources,
+                    const std::vector<Value *> &otherTargets) {
+      if (!usable(target))
+        return;
+      Edge e = identity(target->type, op.loc, &op, forbidden);
+      for (Value *v : sources)
+        if (usable(v) && v->type == target->type)
+          e.operands.push_back(valueSlot(v));
+      e.results.push_back(valueSlot(target));
+      for (Value *v : otherTargets)
+        if (usable(v) && v->type == target->type)
+          e.results.push_back(valueSlot(v));
+      if (e.operands.empty() && e.results.size() < 2)
+        return;
+      e.rule = identityEdgeRule(target->type, e.operands.size(), e.results.size());
+      edges_->push_back(std::move(e));
+    };
     if (op.kind == OpKind::If) {
       for (size_t i = 0; i < op.results.size(); ++i)
-        for (Block *branch : {op.body.get(), op.elseBody.get()})
-          tie(returned(*branch, i), op.results[i].get());
+        edge(op.results[i].get(), {returned(*op.body, i), returned(*op.elseBody, i)}, {});
     } else {
+      std::vector<Value *> bodyArgs = Op::carriedArgs(op, *op.body);
+      std::vector<Value *> condArgs;
+      if (op.cond)
+        condArgs = Op::carriedArgs(op, *op.cond);
       for (size_t i = 0; i < op.operands.size(); ++i) {
         Value *result = i < op.results.size() ? op.results[i].get() : nullptr;
-        for (Block *region : op.regions()) {
-          std::vector<Value *> args = Op::carriedArgs(op, *region);
-          if (i < args.size())
-            tie(op.operands[i], args[i]);
-        }
-        std::vector<Value *> bodyArgs = Op::carriedArgs(op, *op.body);
-        Value *next = returned(*op.body, i);
-        if (i < bodyArgs.size())
-          tie(next, bodyArgs[i]);
-        if (op.cond && i < bodyArgs.size() && i < op.cond->args.size())
-          tie(bodyArgs[i], op.cond->args[i].get());
-        tie(next, result);
+        Value *bodyArg = i < bodyArgs.size() ? bodyArgs[i] : nullptr;
+        Value *condArg = i < condArgs.size() ? condArgs[i] : nullptr;
+        std::vector<Value *> sources = {op.operands[i], returned(*op.body, i)};
+        if (usable(result))
+          edge(result, sources, {bodyArg, condArg});
+        else
+          edge(bodyArg, sources, {condArg});
       }
     }
     for (Block *region : op.regions())
@@ -407,65 +478,13 @@ private:
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
   std::unordered_map<const Value *, int> uses_; // of the function being built
+  /// Axes no slot of the value may take: a manual_computation result's
+  /// sharding is its out_sharding.
+  std::unordered_map<const Value *, std::vector<AxisRef>> blockedValues_;
   std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
 };
 
 } // namespace
-
-Direction edgeDirection(const Edge &edge, int f, int stage) {
-  FactorKind kind = edge.rule->factorKinds[f];
-  if (kind == FactorKind::NeedReplication)
-    return Direction::None;
-  if (edge.passThroughOp)
-    return stage == 0 && edge.multiUseOperand ? Direction::None : Direction::Both;
-  if (stage >= 3)
-    return Direction::Both;
-  if (stage == 2 && kind == FactorKind::PassThrough)
-    return edge.broadcast ? Direction::Backward : Direction::Both;
-  return Direction::None;
-}
-
-int edgeDirections(const Edge &edge, int stage) {
-  // 0: nothing, 1: the pass-through factors, 2: every factor that may move.
-  if (edge.passThroughOp)
-    return stage == 0 && edge.multiUseOperand ? 0 : 2;
-  return stage <= 1 ? 0 : stage - 1;
-}
-
-const Mesh *edgeMesh(const Edge &edge, const Module &module) {
-  std::vector<std::pair<const Mesh *, int>> counts;
-  bool maximal = false;
-  auto count = [&](const Slot &slot) {
-    if (!*slot.sharding)
-      return;
-    const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
-    maximal = maximal || (mesh && mesh->isMaximal());
-    if (!mesh || mesh->isEmpty() || mesh->isMaximal())
-      return;
-    for (auto &[m, n] : counts)
-      if (m == mesh) {
-        ++n;
-        return;
-      }
-    counts.emplace_back(mesh, 1);
-  };
-  for (const Slot &slot : edge.operands)
-    count(slot);
-  for (const Slot &slot : edge.results)
-    count(slot);
-  // Shardy: a maximal-mesh tensor leaves the op without a common mesh, so
-  // nothing propagates through it.
-  if (maximal)
-    return nullptr;
-  const Mesh *best = nullptr;
-  int bestCount = 0;
-  for (auto &[m, n] : counts)
-    if (n > bestCount) {
-      best = m;
-      bestCount = n;
-    }
-  return best;
-}
 
 Graph buildGraph(Module &module) {
   Graph graph;

@@ -102,12 +102,14 @@ struct ShardingRule {
 ///     that broadcasts) to none.
 ///   reshape: reshapeRule.
 ///   concat, slice, pad: one pass-through factor per dim that keeps its
-///     size; a dim that changes (concat's dim unless there is one operand,
-///     a dim whose size changes, a slice starting past 0, a pad with low > 0)
-///     is one Permutation factor mapped on every operand and the result, as
-///     in Shardy's default mode. Its size is Shardy's: the result dim's for
-///     concat, the operand dim's for slice and pad. These are the only dims
-///     whose size may differ from their factors' product.
+///     size; a dim that changes (a slice's or pad's dim whose size changes,
+///     a slice starting past 0, a pad with low > 0) is one Permutation
+///     factor mapped on every operand and the result, as in Shardy's default
+///     mode. Concat's dim is one factor too: Permutation when every operand
+///     is a slice, or all are one tensor, some sliced; NeedReplication
+///     otherwise (Shardy's registry). Its size is Shardy's: the result dim's
+///     for concat, the operand dim's for slice and pad. These are the only
+///     dims whose size may differ from their factors' product.
 ///   constant, iota, random_uniform, random_normal: one pass-through factor
 ///     per result dim (no operands).
 ///
@@ -142,7 +144,8 @@ std::optional<ShardingRule> reshapeRule(const std::vector<int64_t> &from,
 /// the operand and result shapes: one TensorFactors per tensor and one
 /// DimFactors per dim; known factor indices; no factor twice in one tensor;
 /// for each dim the product of its factors' sizes equals the dim size (1 for
-/// an empty list), except a dim mapped to a single Permutation factor; a
+/// an empty list), except a dim mapped to a single Permutation or
+/// NeedReplication factor; a
 /// Permutation factor alone in its dim; no Reduction factor on a result;
 /// every factor used by some tensor. Returns the first violation, e.g.
 /// `operand 0 dim 1 - product of factor sizes doesn't match dim size: 6 != 8`,

@@ -129,7 +129,11 @@ checkShardingRule(const ShardingRule &rule, const std::vector<std::vector<int64_
           if (__builtin_mul_overflow(product, rule.factorSizes[f], &product))
             product = INT64_MAX; // saturate: no dim is that large
         }
-        if (!permutation && product != shapes[t][d])
+        // A lone need-replication factor may differ from its dim too (the
+        // concatenated dim of a concat that is not of slices, as in Shardy).
+        bool loneReplication =
+            dim.size() == 1 && rule.factorKinds[dim[0]] == FactorKind::NeedReplication;
+        if (!permutation && !loneReplication && product != shapes[t][d])
           return fmt::format("{} - product of factor sizes doesn't match dim size: {} != {}",
                              where(), product, shapes[t][d]);
       }

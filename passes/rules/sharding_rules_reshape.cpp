@@ -106,10 +106,37 @@ int64_t nextCommonPoint(const Side &in, const Side &out, size_t i, size_t j, int
   return best;
 }
 
+/// A reshape of a tensor without elements: nothing to propagate (Shardy's
+/// registry gives it no factors), so every dim of size other than 1 gets a
+/// need-replication factor of its own and the partitioner gathers it (which
+/// moves no data). Nullopt when a side has elements or a negative dim.
+std::optional<ShardingRule> zeroElementReshapeRule(const std::vector<int64_t> &from,
+                                                   const std::vector<int64_t> &to) {
+  auto hasZero = [](const std::vector<int64_t> &shape) {
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
+  };
+  auto anyNegative = [](const std::vector<int64_t> &shape) {
+    return std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; });
+  };
+  if (!hasZero(from) || !hasZero(to) || anyNegative(from) || anyNegative(to))
+    return std::nullopt;
+  ShardingRule rule;
+  for (const std::vector<int64_t> *shape : {&from, &to}) {
+    TensorFactors dims(shape->size());
+    for (size_t d = 0; d < shape->size(); ++d)
+      if ((*shape)[d] != 1)
+        dims[d].push_back(rule.addFactor((*shape)[d], FactorKind::NeedReplication));
+    (shape == &from ? rule.operands : rule.results).push_back(std::move(dims));
+  }
+  return rule;
+}
+
 } // namespace
 
 std::optional<ShardingRule> reshapeRule(const std::vector<int64_t> &from,
                                         const std::vector<int64_t> &to) {
+  if (std::optional<ShardingRule> empty = zeroElementReshapeRule(from, to))
+    return empty;
   std::optional<Side> in = makeSide(from), out = makeSide(to);
   if (!in || !out || in->points.back() != out->points.back())
     return std::nullopt;

@@ -1,12 +1,16 @@
 // Sharding rules for the shape ops: transpose, broadcast, concat, slice, pad,
 // and reshape (whose factorization is in sharding_rules_reshape.cpp).
 //
-// Decision (Shardy's default, non-conservative mode): a dim that concat,
-// slice or pad changes keeps one factor shared by operand and result, of kind
-// Permutation, so that shardings still propagate through it and the
-// partitioner moves the data. Its size is Shardy's: the result dim's for
-// concat, the operand dim's for slice and pad.
+// Decision (Shardy's default, non-conservative mode): a dim that slice or pad
+// changes keeps one factor shared by operand and result, of kind Permutation,
+// so that shardings still propagate through it and the partitioner moves the
+// data; concat's dim is Permutation only when its operands are slices (or
+// pieces of one tensor), NeedReplication otherwise, as in Shardy's registry.
+// Its size is Shardy's: the result dim's for concat, the operand dim's for
+// slice and pad.
 #include "passes/rules/ShardingRulesInternal.h"
+
+#include <algorithm>
 
 namespace shardc::sharding_rules {
 namespace {
@@ -52,6 +56,29 @@ std::optional<ShardingRule> broadcastRule(const Op &op, const OpShapes &shapes) 
   return rule;
 }
 
+/// Shardy's kind for the concatenated dim: Permutation when the operands are
+/// slices (concat(slice(x), slice(y))) or pieces of one tensor, some of them
+/// sliced (concat(slice(x), x)), so shardings move through it; otherwise
+/// NeedReplication, and the dim is neither propagated through nor kept
+/// sharded.
+FactorKind concatDimKind(const Op &op) {
+  auto isSlice = [](const Value *v) {
+    return v && v->definingOp && v->definingOp->kind == OpKind::Slice;
+  };
+  auto beforeSlice = [&](const Value *v) -> const Value * {
+    return isSlice(v) && !v->definingOp->operands.empty() ? v->definingOp->operands[0] : v;
+  };
+  if (op.operands.empty())
+    return FactorKind::NeedReplication;
+  bool allSlices = std::all_of(op.operands.begin(), op.operands.end(), isSlice);
+  const Value *first = beforeSlice(op.operands[0]);
+  bool oneTensor = std::all_of(op.operands.begin(), op.operands.end(),
+                               [&](const Value *v) { return beforeSlice(v) == first; });
+  bool anySlice = std::any_of(op.operands.begin(), op.operands.end(), isSlice);
+  return allSlices || (oneTensor && anySlice) ? FactorKind::Permutation
+                                              : FactorKind::NeedReplication;
+}
+
 std::optional<ShardingRule> concatRule(const Op &op, const OpShapes &shapes) {
   const Attribute *attr = op.attr(attrs::dim);
   const size_t rank = shapes.result.size();
@@ -73,7 +100,7 @@ std::optional<ShardingRule> concatRule(const Op &op, const OpShapes &shapes) {
     if (d == concatDim ? total != shapes.result[d] : !allEqual)
       return std::nullopt;
     int factor = addResultFactor(rule, shapes, d,
-                                 allEqual ? FactorKind::PassThrough : FactorKind::Permutation);
+                                 d != concatDim ? FactorKind::PassThrough : concatDimKind(op));
     for (TensorFactors &operand : rule.operands)
       operand[d].push_back(factor);
   }

@@ -393,20 +393,31 @@ func @f(%v: tensor<8xf32>, %c: tensor<4x1xf32>, %s: tensor<f32>, %a: tensor<2x13
   CHECK(p.rule("inplace") == "([i, 1, k])->([i, j, k]) {i=2, j=64, k=13}");
 }
 
-TEST_CASE("concat: the concatenated dim is a permutation factor of the result's size", "[rules]") {
+TEST_CASE("concat: the concatenated dim needs replication unless its operands are slices",
+          "[rules]") {
+  // Shardy's registry (op_sharding_rule_registry.mlir @concat_*): permutation
+  // only for concat(slice(x), slice(y)) or concat(slice(x), x).
   Program p(R"(
-func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>) {
+func @f(%a: tensor<4x8xf32>, %b: tensor<2x8xf32>, %o: tensor<4x1x256xf32>, %x: tensor<4x80xf32>) {
   %rows = concat %a, %b {dim = 0}
   %cols = concat %a, %a, %a {dim = 1}
   %single = concat %a {dim = 1}
   %ones = concat %o, %o, %o {dim = 1}
+  %s1 = slice %x {start = [0, 0], limit = [4, 40]}
+  %s2 = slice %x {start = [0, 40], limit = [4, 80]}
+  %slices = concat %s2, %s1 {dim = 1}
+  %rolled = concat %s2, %x {dim = 1}
+  %mixed = concat %s2, %a {dim = 1}
 }
 )");
-  CHECK(p.rule("rows") == "([i, j], [i, j])->([i, j]) {i=6, j=8} permutation={i}");
-  CHECK(p.rule("cols") == "([i, j], [i, j], [i, j])->([i, j]) {i=4, j=24} permutation={j}");
-  CHECK(p.rule("single") == "([i, j])->([i, j]) {i=4, j=8}");
+  CHECK(p.rule("rows") == "([i, j], [i, j])->([i, j]) {i=6, j=8} need_replication={i}");
+  CHECK(p.rule("cols") == "([i, j], [i, j], [i, j])->([i, j]) {i=4, j=24} need_replication={j}");
+  CHECK(p.rule("single") == "([i, j])->([i, j]) {i=4, j=8} need_replication={j}");
   CHECK(p.rule("ones") ==
-        "([i, j, k], [i, j, k], [i, j, k])->([i, j, k]) {i=4, j=3, k=256} permutation={j}");
+        "([i, j, k], [i, j, k], [i, j, k])->([i, j, k]) {i=4, j=3, k=256} need_replication={j}");
+  CHECK(p.rule("slices") == "([i, j], [i, j])->([i, j]) {i=4, j=80} permutation={j}");
+  CHECK(p.rule("rolled") == "([i, j], [i, j])->([i, j]) {i=4, j=120} permutation={j}");
+  CHECK(p.rule("mixed") == "([i, j], [i, j])->([i, j]) {i=4, j=48} need_replication={j}");
 }
 
 TEST_CASE("slice: sliced dims are permutation factors of the operand's size", "[rules]") {
@@ -557,11 +568,18 @@ TEST_CASE("reshape: interleaved shapes get factors on one side (Shardy's cases)"
   CHECK(reshape({2, 9}, {3, 6}) == "([i, km])->([j, lm]) {i=2, j=3, k=3, l=2, m=3}");
 }
 
-TEST_CASE("reshape: no rule without elements or with different counts", "[rules]") {
+TEST_CASE("reshape: no rule with different counts", "[rules]") {
   CHECK_FALSE(reshapeRule({4}, {5}));
-  CHECK_FALSE(reshapeRule({4, 0}, {0, 8}));
+  CHECK_FALSE(reshapeRule({4, 0}, {8}));
   CHECK_FALSE(reshapeRule({-2}, {-2}));
   CHECK_FALSE(reshapeRule({int64_t(1) << 62, 4}, {int64_t(1) << 62, 4}));
+}
+
+TEST_CASE("reshape: without elements, every dim needs replication", "[rules]") {
+  // Shardy propagates nothing through it; the partitioner gathers (no data).
+  std::optional<ShardingRule> rule = reshapeRule({4, 0}, {0, 1, 8});
+  REQUIRE(rule);
+  CHECK(rule->str() == "([i, j])->([k, 1, l]) {i=4, j=0, k=0, l=8} need_replication={i, j, k, l}");
 }
 
 namespace {
