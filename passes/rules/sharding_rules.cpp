@@ -232,6 +232,7 @@ std::optional<ShardingRule> getShardingRule(const Op &op) {
     break;
   case OpGroup::Manual:
   case OpGroup::Collective:
+  case OpGroup::ControlFlow: // regions: data-flow edges, not a factor rule
     break;
   }
   // A rule that breaks the invariants would mislead propagation: none at all
