@@ -33,6 +33,7 @@
 #include "ir/AxisAlgebra.h"
 #include "ir/AxisTypes.h"
 #include "ir/Printer.h"
+#include "passes/explicit/AxesRegions.h"
 #include "passes/explicit/ExplicitShardings.h"
 #include "passes/explicit/ExplicitShardingsInternal.h"
 #include "passes/propagate/Propagate.h"
@@ -106,7 +107,7 @@ public:
     if (!ok || !lowerAndPropagate)
       return ok;
     // 4. The regions lowered away; 5. propagation decides the auto axes.
-    lowerBlocks();
+    regions_.lower(module_);
     // The solver decides the auto axes; the sharding_constraint ops it adds
     // go back into the regions with their readers (step 6).
     if (decideAutoAxes) {
@@ -126,12 +127,12 @@ public:
         restrict(*slot.where, slot.scope);
       else
         unblock(*slot.where, slot.scope);
-    for (auto &lowered : loweredAttributes_)
-      restrict(*lowered.first, {});
+    for (Sharding *target : regions_.reshardTargets())
+      restrict(*target, {});
     for (ShardedTypeDecl &decl : module_.typeDecls)
       unblock(decl.sharding, {});
     checkExplicitParts();
-    raiseRegions();
+    regions_.raise();
     return !diags_.hasErrors();
   }
 
@@ -152,9 +153,9 @@ public:
   /// (before partitioning): each reshard the boundary implies keeps the
   /// explicit axes it moves, as after step 5.
   void lowerOnly() {
-    lowerBlocks();
-    for (auto &lowered : loweredAttributes_)
-      restrict(*lowered.first, {});
+    regions_.lower(module_);
+    for (Sharding *target : regions_.reshardTargets())
+      restrict(*target, {});
   }
 
 private:
@@ -259,134 +260,6 @@ private:
       for (Block *region : op->regions())
         collectBlock(*region, inner);
     }
-  }
-
-  /// 4. Each auto_axes / explicit_axes op, innermost first, replaced by its
-  /// body between the ops its boundary implies.
-  void lowerBlocks() {
-    walkBlocks(module_, [&](Block &b) { lower(b); });
-  }
-
-  void lower(Block &b) {
-    std::vector<std::unique_ptr<Op>> ops;
-    for (auto &op : b.ops) {
-      if (!isAxesRegion(*op)) {
-        ops.push_back(std::move(op));
-        continue;
-      }
-      lower(*op->body);
-      const bool autoAxes = op->kind == OpKind::AutoAxes;
-      const Attribute *list = op->attr(autoAxes ? attrs::outShardings : attrs::inShardings);
-      Block &body = *op->body;
-      LoweredRegion record{&b, nullptr, {}, body.args.size(), op->results.size(), {}, {}};
-      for (const auto &arg : body.args)
-        record.argTypes.push_back(arg->writtenType);
-      for (const auto &r : op->results)
-        record.resultTypes.push_back(r->writtenType);
-      const size_t first = ops.size();
-      // Into the body: auto_axes changes the type only; explicit_axes
-      // reshards each operand to its in_sharding.
-      for (size_t i = 0; i < body.args.size(); ++i)
-        ops.push_back(edge(*op, autoAxes ? nullptr : &list->shardings[i], op->operands[i],
-                           std::move(body.args[i])));
-      for (auto &inner : body.ops)
-        ops.push_back(std::move(inner));
-      // Out of it: auto_axes reshards each result to its out_sharding.
-      for (size_t i = 0; i < op->results.size(); ++i)
-        ops.push_back(edge(*op, autoAxes ? &list->shardings[i] : nullptr, body.returned[i],
-                           std::move(op->results[i])));
-      body.ops.clear();
-      for (size_t k = first; k < ops.size(); ++k)
-        record.ops.push_back(ops[k].get());
-      record.region = std::move(op);
-      lowered_.push_back(std::move(record));
-    }
-    b.ops = std::move(ops);
-  }
-
-  /// 6. Each lowered region back in place, outermost first: its arguments
-  /// and results are the edges' results again, its body the ops between.
-  /// The solver (step 5) may have put sharding_constraint ops among them,
-  /// each just before the op that reads it: one before an in edge reads a
-  /// value from outside and goes before the region, any later one is the
-  /// body's. The region's operands and returned values are the edges'
-  /// operands, which such a constraint may have replaced.
-  void raiseRegions() {
-    for (auto it = lowered_.rbegin(); it != lowered_.rend(); ++it) {
-      LoweredRegion &r = *it;
-      std::vector<std::unique_ptr<Op>> &ops = r.parent->ops;
-      std::vector<size_t> at = positions(r);
-      Op &region = *r.region;
-      Block &body = *region.body;
-      std::vector<std::unique_ptr<Op>> before, raised;
-      size_t bodyFrom = r.inEdges ? at[r.inEdges - 1] + 1 : at.front();
-      const auto inEdgesEnd = r.ops.begin() + static_cast<std::ptrdiff_t>(r.inEdges);
-      for (size_t k = at.front(); k < bodyFrom; ++k)
-        if (std::find(r.ops.begin(), inEdgesEnd, ops[k].get()) == inEdgesEnd)
-          before.push_back(std::move(ops[k]));
-      for (size_t i = 0; i < r.inEdges; ++i) {
-        Op &edgeOp = *ops[at[i]];
-        region.operands[i] = edgeOp.operands[0];
-        std::unique_ptr<Value> arg = std::move(edgeOp.results[0]);
-        arg->definingOp = nullptr;
-        arg->resultIndex = 0;
-        arg->writtenType = r.argTypes[i];
-        body.args[i] = std::move(arg);
-      }
-      const size_t firstOut = r.ops.size() - r.outEdges;
-      for (size_t k = bodyFrom; k <= at.back(); ++k) {
-        auto outEdges = r.ops.begin() + static_cast<std::ptrdiff_t>(firstOut);
-        auto edge = std::find(outEdges, r.ops.end(), ops[k].get());
-        if (edge == r.ops.end()) {
-          body.ops.push_back(std::move(ops[k]));
-          continue;
-        }
-        size_t i = static_cast<size_t>(edge - outEdges);
-        Op &edgeOp = *ops[k];
-        body.returned[i] = edgeOp.operands[0];
-        std::unique_ptr<Value> result = std::move(edgeOp.results[0]);
-        result->definingOp = &region;
-        result->resultIndex = static_cast<int>(i);
-        result->writtenType = r.resultTypes[i];
-        region.results[i] = std::move(result);
-      }
-      for (auto &op : before)
-        raised.push_back(std::move(op));
-      raised.push_back(std::move(r.region));
-      ops.erase(ops.begin() + static_cast<std::ptrdiff_t>(at.front()),
-                ops.begin() + static_cast<std::ptrdiff_t>(at.back() + 1));
-      ops.insert(ops.begin() + static_cast<std::ptrdiff_t>(at.front()),
-                 std::make_move_iterator(raised.begin()), std::make_move_iterator(raised.end()));
-    }
-    lowered_.clear();
-    loweredAttributes_.clear();
-  }
-
-  /// `%result = reshard %from target` (or `identity %from` without a target).
-  std::unique_ptr<Op> edge(const Op &region, const Sharding *target, Value *from,
-                           std::unique_ptr<Value> result) {
-    auto op = std::make_unique<Op>();
-    op->kind = target ? OpKind::Reshard : OpKind::Identity;
-    op->loc = region.loc;
-    op->operands.push_back(from);
-    op->operandLocs.push_back(region.loc);
-    if (target) {
-      Attribute a;
-      a.kind = Attribute::Kind::Sharding;
-      a.loc = target->loc;
-      a.shardings.push_back(*target);
-      op->attrs.push_back({"sharding", a, target->loc});
-      AxisTypeScope scope;
-      for (const AttrSlot &slot : attributes_)
-        if (slot.where == target)
-          scope = slot.scope;
-      loweredAttributes_.push_back({&op->attrs.back().value.shardings.front(), scope});
-    }
-    result->definingOp = op.get();
-    result->resultIndex = 0;
-    result->writtenType.reset();
-    op->results.push_back(std::move(result));
-    return op;
   }
 
   const Mesh *meshOf(const Sharding &s) const { return module_.findMesh(s.meshName); }
@@ -505,33 +378,8 @@ private:
   std::unordered_map<const std::optional<Sharding> *, size_t> slotOf_;
   std::vector<AttrSlot> attributes_;
   std::vector<Sharding> writtenDecls_;
-  /// The reshards step 4 adds, with the scope their sharding was written in.
-  std::vector<std::pair<Sharding *, AxisTypeScope>> loweredAttributes_;
-  /// Each region step 4 lowered, innermost first: what step 6 puts back.
-  struct LoweredRegion {
-    Block *parent;
-    std::unique_ptr<Op> region;
-    std::vector<Op *> ops; // in the parent: the in edges, the body, the out edges
-    size_t inEdges = 0, outEdges = 0;
-    std::vector<std::optional<TensorType>> argTypes, resultTypes; // as written
-  };
-  std::vector<LoweredRegion> lowered_;
-
-  /// Where each of `r`'s ops is in its parent block, in order (ops may have
-  /// been inserted between them, never moved).
-  std::vector<size_t> positions(const LoweredRegion &r) const {
-    const std::vector<std::unique_ptr<Op>> &ops = r.parent->ops;
-    std::vector<size_t> at;
-    size_t k = 0;
-    for (const Op *op : r.ops) {
-      while (k < ops.size() && ops[k].get() != op)
-        ++k;
-      if (k == ops.size())
-        throw InternalError(r.region->loc, "mixed axes - a lowered region's ops moved");
-      at.push_back(k++);
-    }
-    return at;
-  }
+  /// Step 4's lowering of the regions, undone in step 6.
+  AxesRegionLowering regions_;
 
   /// The sharding_constraint ops that name auto axes only (JAX's).
   std::unordered_set<const Op *> typedConstraints_;
