@@ -12,6 +12,8 @@
 //      axes held back as if explicitly replicated (nothing else may take them
 //      on that tensor), and is released, as written, before round p. A later
 //      round can only add axes, so it never overrides an earlier decision.
+//      manual_computation in/out shardings and the body arguments that start
+//      from them are deferred too, keeping their manual axes.
 //   3. Each round first pushes the function results' shardings onto the
 //      returned values (as Shardy does), then runs Shardy's op-priority
 //      stages, each to a fixed point of forward then backward sweeps over
@@ -191,27 +193,32 @@ private:
 
   // ---- user priorities -----------------------------------------------------------
 
-  /// Holds back every dim with a priority > 0; returns the rounds to run.
+  /// Holds back every dim with a priority > 0, the values' and the
+  /// manual_computation in/out shardings'; returns the rounds to run.
   std::vector<int64_t> deferPriorities() {
     std::set<int64_t> rounds = {0};
-    for (Storage *s : storage_) {
-      if (!*s)
-        continue;
-      Sharding &sharding = **s;
-      for (size_t d = 0; d < sharding.dims.size(); ++d) {
-        DimSharding &dim = sharding.dims[d];
-        int64_t p = dim.priority.value_or(0);
-        dim.priority.reset();
-        if (p <= 0)
-          continue;
-        deferred_.push_back(Deferred{s, d, dim, p});
-        rounds.insert(p);
-        sharding.replicated.insert(sharding.replicated.end(), dim.axes.begin(), dim.axes.end());
-        dim.axes.clear();
-        dim.open = false;
-      }
-    }
+    for (Storage *s : storage_)
+      defer(s, rounds);
+    for (Storage &s : graph_.attributeStorage)
+      defer(&s, rounds);
     return {rounds.begin(), rounds.end()};
+  }
+
+  /// Defers the dims of `*s` with a priority > 0.
+  void defer(Storage *s, std::set<int64_t> &rounds) {
+    if (!*s)
+      return;
+    Sharding &sharding = **s;
+    auto manual = graph_.manualAxesOf.find(s);
+    for (size_t d = 0; d < sharding.dims.size(); ++d) {
+      int64_t p = sharding.dims[d].priority.value_or(0);
+      sharding.dims[d].priority.reset();
+      if (p <= 0)
+        continue;
+      deferred_.push_back(Deferred{s, d, sharding.dims[d], p});
+      rounds.insert(p);
+      holdBack(sharding, d, manual == graph_.manualAxesOf.end() ? nullptr : &manual->second);
+    }
   }
 
   void release(int64_t round) {
