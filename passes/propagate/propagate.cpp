@@ -33,7 +33,8 @@
 //      those on an empty mesh take the edge's mesh. Project, decide per factor,
 //      project back; a tensor that gains axes is updated (a tensor without a
 //      sharding gets one with every dim open).
-//   5. Close: every dim closed, no priorities. A value that no sharding
+//   5. Close (Shardy's export): every dim closed, no priorities, no
+//      replicated axes. A value that no sharding
 //      reached gets a replicated sharding when the program has exactly one
 //      mesh with axes; otherwise it stays without one. A sharding_constraint
 //      or reshard attribute becomes its result's sharding; a
@@ -406,8 +407,6 @@ private:
         continue;
       }
       closeSharding(**s);
-      if (const Mesh *mesh = module_.findMesh((*s)->meshName))
-        canonicalizeReplicated((*s)->replicated, *mesh);
     }
     // The shardings that are not a typed value's. manual_computation in/out
     // shardings get what propagation added; a sharding_constraint or reshard
@@ -416,8 +415,7 @@ private:
     // types are closed as written.
     for (const AttributeSharding &a : graph_.attributeShardings) {
       *a.written = **a.working;
-      if (const Mesh *mesh = module_.findMesh(a.written->meshName))
-        canonicalizeReplicated(a.written->replicated, *mesh);
+      closeSharding(*a.written);
     }
     auto closeBlock = [&](Block &b) {
       for (auto &arg : b.args)
@@ -459,11 +457,14 @@ private:
     }
   }
 
+  /// Shardy's export (sdy-close-shardings): every dim closed, no priorities,
+  /// and no replicated axes, which only kept propagation off them.
   static void closeSharding(Sharding &sharding) {
     for (DimSharding &dim : sharding.dims) {
       dim.open = false;
       dim.priority.reset();
     }
+    sharding.replicated.clear();
   }
 
   Module &module_;
