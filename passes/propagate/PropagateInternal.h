@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shardc::propagation {
@@ -93,6 +94,11 @@ struct Graph {
   /// results that start as their out_sharding: their axes count as
   /// propagated, not written.
   std::vector<const std::optional<Sharding> *> copiedFromInSharding;
+  /// The manual axes of each manual_computation in/out sharding that
+  /// propagation works on (the attribute's working copy, or the result that
+  /// starts as its out_sharding): a dim held back for its user priority
+  /// keeps them, as Shardy defers only the free axes (its data-flow edge).
+  std::unordered_map<const std::optional<Sharding> *, std::vector<AxisRef>> manualAxesOf;
 };
 
 /// Builds the edges of `module`. Also gives each sharding_constraint and
@@ -124,6 +130,13 @@ int edgeDirections(const Edge &edge, int stage);
 /// axes, or when one is on a maximal mesh (nothing propagates there).
 const Mesh *edgeMesh(const Edge &edge, const Module &module);
 
+/// Holds dim `d` of `sharding` back for a later user-priority round: closed,
+/// its axes moved to the replicated ones so that nothing else takes them
+/// there. The leading `manualAxes` (when given: a manual_computation in/out
+/// sharding) stay, as Shardy's priority belongs to the data-flow edge, which
+/// holds only the free axes.
+void holdBack(Sharding &sharding, size_t d, const std::vector<AxisRef> *manualAxes);
+
 // ---- manual_computation boundaries (propagate_manual.cpp) -------------------------
 
 /// The rule between the global view `global` of a manual_computation in/out
@@ -144,7 +157,8 @@ std::vector<AxisRef> absentManualAxes(const Sharding &sharding,
 
 /// What a body argument starts with: its in_sharding's closed dims without
 /// the manual axes (closed, as they cannot grow there either), open dims
-/// open and empty.
+/// open and empty; each dim keeps its priority (Shardy's data-flow edge of
+/// the argument carries the in_sharding's priorities).
 Sharding bodyView(const Sharding &sharding, const std::vector<AxisRef> &manualAxes);
 
 // ---- origins (propagate_origins.cpp) ----------------------------------------------

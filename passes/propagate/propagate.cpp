@@ -12,6 +12,8 @@
 //      axes held back as if explicitly replicated (nothing else may take them
 //      on that tensor), and is released, as written, before round p. A later
 //      round can only add axes, so it never overrides an earlier decision.
+//      manual_computation in/out shardings and the body arguments that start
+//      from them are deferred too, keeping their manual axes.
 //   3. Each round first pushes the function results' shardings onto the
 //      returned values (as Shardy does), then runs Shardy's op-priority
 //      stages, each to a fixed point of forward then backward sweeps over
@@ -31,7 +33,8 @@
 //      those on an empty mesh take the edge's mesh. Project, decide per factor,
 //      project back; a tensor that gains axes is updated (a tensor without a
 //      sharding gets one with every dim open).
-//   5. Close: every dim closed, no priorities. A value that no sharding
+//   5. Close (Shardy's export): every dim closed, no priorities, no
+//      replicated axes. A value that no sharding
 //      reached gets a replicated sharding when the program has exactly one
 //      mesh with axes; otherwise it stays without one. A sharding_constraint
 //      or reshard attribute becomes its result's sharding; a
@@ -191,27 +194,32 @@ private:
 
   // ---- user priorities -----------------------------------------------------------
 
-  /// Holds back every dim with a priority > 0; returns the rounds to run.
+  /// Holds back every dim with a priority > 0, the values' and the
+  /// manual_computation in/out shardings'; returns the rounds to run.
   std::vector<int64_t> deferPriorities() {
     std::set<int64_t> rounds = {0};
-    for (Storage *s : storage_) {
-      if (!*s)
-        continue;
-      Sharding &sharding = **s;
-      for (size_t d = 0; d < sharding.dims.size(); ++d) {
-        DimSharding &dim = sharding.dims[d];
-        int64_t p = dim.priority.value_or(0);
-        dim.priority.reset();
-        if (p <= 0)
-          continue;
-        deferred_.push_back(Deferred{s, d, dim, p});
-        rounds.insert(p);
-        sharding.replicated.insert(sharding.replicated.end(), dim.axes.begin(), dim.axes.end());
-        dim.axes.clear();
-        dim.open = false;
-      }
-    }
+    for (Storage *s : storage_)
+      defer(s, rounds);
+    for (Storage &s : graph_.attributeStorage)
+      defer(&s, rounds);
     return {rounds.begin(), rounds.end()};
+  }
+
+  /// Defers the dims of `*s` with a priority > 0.
+  void defer(Storage *s, std::set<int64_t> &rounds) {
+    if (!*s)
+      return;
+    Sharding &sharding = **s;
+    auto manual = graph_.manualAxesOf.find(s);
+    for (size_t d = 0; d < sharding.dims.size(); ++d) {
+      int64_t p = sharding.dims[d].priority.value_or(0);
+      sharding.dims[d].priority.reset();
+      if (p <= 0)
+        continue;
+      deferred_.push_back(Deferred{s, d, sharding.dims[d], p});
+      rounds.insert(p);
+      holdBack(sharding, d, manual == graph_.manualAxesOf.end() ? nullptr : &manual->second);
+    }
   }
 
   void release(int64_t round) {
@@ -399,8 +407,6 @@ private:
         continue;
       }
       closeSharding(**s);
-      if (const Mesh *mesh = module_.findMesh((*s)->meshName))
-        canonicalizeReplicated((*s)->replicated, *mesh);
     }
     // The shardings that are not a typed value's. manual_computation in/out
     // shardings get what propagation added; a sharding_constraint or reshard
@@ -409,8 +415,7 @@ private:
     // types are closed as written.
     for (const AttributeSharding &a : graph_.attributeShardings) {
       *a.written = **a.working;
-      if (const Mesh *mesh = module_.findMesh(a.written->meshName))
-        canonicalizeReplicated(a.written->replicated, *mesh);
+      closeSharding(*a.written);
     }
     auto closeBlock = [&](Block &b) {
       for (auto &arg : b.args)
@@ -452,11 +457,14 @@ private:
     }
   }
 
+  /// Shardy's export (sdy-close-shardings): every dim closed, no priorities,
+  /// and no replicated axes, which only kept propagation off them.
   static void closeSharding(Sharding &sharding) {
     for (DimSharding &dim : sharding.dims) {
       dim.open = false;
       dim.priority.reset();
     }
+    sharding.replicated.clear();
   }
 
   Module &module_;

@@ -100,13 +100,13 @@ private:
   }
 
   /// A slot for a manual_computation in/out sharding `written` of a tensor
-  /// of `type`: a working copy, written back when propagation ends.
-  Slot attributeSlot(Sharding &written, const TensorType &type, std::vector<AxisRef> blocked) {
-    Sharding working = written;
-    for (DimSharding &dim : working.dims)
-      dim.priority.reset();
-    std::optional<Sharding> &storage = graph_.attributeStorage.emplace_back(std::move(working));
+  /// of `type`: a working copy (priorities kept, for the driver to defer),
+  /// written back when propagation ends.
+  Slot attributeSlot(Sharding &written, const TensorType &type, std::vector<AxisRef> blocked,
+                     const std::vector<AxisRef> &manualAxes) {
+    std::optional<Sharding> &storage = graph_.attributeStorage.emplace_back(written);
     graph_.attributeShardings.push_back(AttributeSharding{&written, &storage});
+    graph_.manualAxesOf[&storage] = manualAxes;
     Slot slot = slotOf(&storage, type.numElements());
     slot.blocked = std::move(blocked);
     return slot;
@@ -307,7 +307,8 @@ private:
       if (!usable(operand))
         continue;
       Sharding &written = (*ins)[i];
-      Slot global = attributeSlot(written, operand->type, blocked(written, manualAxes, forbidden));
+      Slot global = attributeSlot(written, operand->type, blocked(written, manualAxes, forbidden),
+                                  manualAxes);
       if (usable(arg) && !arg->sharding) {
         arg->sharding = bodyView(written, manualAxes);
         graph_.copiedFromInSharding.push_back(&arg->sharding);
@@ -326,7 +327,8 @@ private:
       Sharding &written = (*outs)[i];
       if (result->sharding) {
         // A sharding written on the result: a reshard may follow the op.
-        Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden));
+        Slot global = attributeSlot(written, result->type, blocked(written, manualAxes, forbidden),
+                                    manualAxes);
         if (usable(returned))
           cross(op, global, result->type, returned, written, manualAxes, inner, false);
         link(op, result->type, global, valueSlot(result), forbidden);
@@ -335,10 +337,8 @@ private:
       // Shardy: the result's sharding is the out_sharding itself, so the
       // result gains no axis (a manual one, or on a closed dim) that the
       // out_sharding cannot; the out_sharding is written back from it.
-      Sharding working = written;
-      for (DimSharding &dim : working.dims)
-        dim.priority.reset();
-      result->sharding = std::move(working);
+      result->sharding = written; // priorities kept, for the driver to defer
+      graph_.manualAxesOf[&result->sharding] = manualAxes;
       graph_.attributeShardings.push_back(AttributeSharding{&written, &result->sharding});
       graph_.copiedFromInSharding.push_back(&result->sharding); // --explain names the attribute
       // Every use of the result sees the same limits (SSA: the uses come

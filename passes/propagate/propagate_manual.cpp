@@ -75,7 +75,6 @@ Sharding bodyView(const Sharding &sharding, const std::vector<AxisRef> &manualAx
                                        [&](const AxisRef &a) { return isManual(a, manualAxes); }),
                         view.replicated.end());
   for (DimSharding &dim : view.dims) {
-    dim.priority.reset();
     if (dim.open) {
       dim.axes.clear(); // propagation fills it, from the in_sharding or the body
       continue;

@@ -1,8 +1,9 @@
 // propagate-shardings, part 6: the per-edge choices of the driver: which
 // factors may move in each of Shardy's op-priority stages, and which mesh an
-// edge works on.
+// edge works on; and how a dim waits for its user priority's round.
 #include "passes/propagate/PropagateInternal.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,19 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
       bestCount = n;
     }
   return best;
+}
+
+void holdBack(Sharding &sharding, size_t d, const std::vector<AxisRef> *manualAxes) {
+  DimSharding &dim = sharding.dims[d];
+  auto isManual = [&](const AxisRef &axis) {
+    return manualAxes && std::any_of(manualAxes->begin(), manualAxes->end(),
+                                     [&](const AxisRef &m) { return m.name == axis.name; });
+  };
+  // In/out shardings list their manual axes first (the verifier checks it).
+  auto firstFree = std::find_if_not(dim.axes.begin(), dim.axes.end(), isManual);
+  sharding.replicated.insert(sharding.replicated.end(), firstFree, dim.axes.end());
+  dim.axes.erase(firstFree, dim.axes.end());
+  dim.open = false;
 }
 
 } // namespace shardc::propagation
