@@ -1,8 +1,9 @@
 // Inputs: each rank reads only its own block of each .npy file, with
 // positioned reads (pread) of the block's contiguous runs, the padding left
-// zero (a file in Fortran order is read whole, then picked from). With --random-inputs SEED an
-// input without --input gets the values of shardc's interpreter (interp::randomTensor(type, SEED,
-// index)), each rank computing only its block's elements from their global indices with the same
+// zero (a file in Fortran order is read whole, then picked from). With
+// --random-inputs SEED an input without --input gets the values of shardc's
+// interpreter (interp::randomTensor(type, SEED, index)), each rank computing
+// only its block's elements from their global indices with the same
 // generator (support/Random.h).
 #include "runtime/Layout.h"
 #include "runtime/Npy.h"

@@ -147,25 +147,29 @@ private:
   /// prices only same-rank layouts; on a mesh with an explicit axis
   /// (LANGUAGE.md section 10) shardings are types, computed by the explicit
   /// rules, and a sharding_constraint there cannot move a value.
+  bool outsideSolver(const std::optional<Sharding> &s) const {
+    const Mesh &mesh = meshFor(s);
+    if (s && mesh.axes.empty())
+      return true;
+    return typedMesh(mesh) && !(explicitTypes_ && mesh.hasAutoAxis());
+  }
+
   /// Why the solver leaves a value of sharding `s` alone (outsideSolver).
   const char *outsideWhy(const std::optional<Sharding> &s) const {
     return meshFor(s).axes.empty() ? "a value on a one-device mesh"
                                    : "a value on a mesh with explicit axes";
   }
 
-  /// Why `op` is outside the solver: its first value there (outsideSolver).
+  /// Why the solver leaves one-result `op` alone for its values: its first
+  /// operand, or its result, outside the solver (outsideSolver); null when
+  /// none is.
   const char *outsideWhy(const Op &op) const {
     for (const Value *operand : op.operands)
       if (outsideSolver(operand->sharding))
         return outsideWhy(operand->sharding);
-    return outsideWhy(op.result()->sharding);
-  }
-
-  bool outsideSolver(const std::optional<Sharding> &s) const {
-    const Mesh &mesh = meshFor(s);
-    if (s && mesh.axes.empty())
-      return true;
-    return typedMesh(mesh) && !(explicitTypes_ && mesh.hasAutoAxis());
+    if (outsideSolver(op.result()->sharding))
+      return outsideWhy(op.result()->sharding);
+    return nullptr;
   }
 
   /// Whether shardings on `mesh` are (partly) types: it has an explicit axis
@@ -274,14 +278,12 @@ private:
   std::vector<BackEdge> backEdges_;
 
   void addOp(Op &op, int step) {
-    bool outside = op.results.size() == 1 && outsideSolver(op.result()->sharding);
-    for (const Value *operand : op.operands)
-      outside = outside || outsideSolver(operand->sharding);
-    if (op.results.size() != 1 || outside) {
-      leaveToPropagation(op, step,
-                         op.results.size() == 1 ? outsideWhy(op)
-                         : op.body              ? kWithRegions
-                                                : "not one result");
+    if (op.results.size() != 1) {
+      leaveToPropagation(op, step, op.body ? kWithRegions : "not one result");
+      return;
+    }
+    if (const char *why = outsideWhy(op)) {
+      leaveToPropagation(op, step, why);
       return;
     }
     Value &result = *op.result();
