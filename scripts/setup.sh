@@ -11,6 +11,7 @@ packages=(
   openjdk-17-jre-headless antlr4 libantlr4-runtime-dev
   libcli11-dev libfmt-dev catch2 nlohmann-json3-dev libmimalloc-dev
   mpich libmpich-dev openmpi-bin libopenmpi-dev libopenblas-dev libopenblas-serial-dev libscalapack-mpich-dev python3
+  python3-numpy
   coinor-libcbc-dev pkg-config
   neovim
 )
