@@ -1,6 +1,8 @@
 // Target machine, optimization pipeline and object emission.
 #include "backend/llvm/Target.h"
 
+#include "backend/llvm/TargetMath.h"
+
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/IRBuilder.h>
@@ -178,6 +180,7 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
     addGlibcAvx512Math(libraryInfo);
     usePreferredVectorWidth(module, 512);
   }
+  prepareTargetMath(module, libraryInfo, subtarget);
 
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
@@ -193,6 +196,7 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::ModulePassManager pipeline =
       builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   pipeline.run(module, modules);
+  finishTargetMath(module);
 }
 
 bool emitObject(llvm::Module &module, llvm::TargetMachine &machine, std::string &object,

@@ -30,8 +30,10 @@ namespace shardc::testing {
 
 class ElementalKernel {
 public:
-  /// Compiles `source` (valid, @main all elemental) to a JIT-compiled kernel.
-  explicit ElementalKernel(const std::string &source) {
+  /// Compiles `source` (valid, @main all elemental) to a JIT-compiled kernel,
+  /// optimized for `cpu` (run on the host: it must not need more).
+  explicit ElementalKernel(const std::string &source, const std::string &cpu = "native")
+      : cpu_(cpu) {
     static std::deque<SourceFile> sources;
     const SourceFile &file = sources.emplace_back("elemental.shd", source);
     DiagnosticEngine diags;
@@ -82,6 +84,7 @@ public:
   const std::string &ir() const { return ir_; }
 
 private:
+  std::string cpu_;
   std::unique_ptr<Module> program_;
   const Function *main_ = nullptr;
   llvmgen::FusionPlan plan_;
@@ -136,7 +139,7 @@ private:
 
     // The driver's pipeline: O3 for the host with libmvec's vector math.
     std::string error;
-    std::unique_ptr<llvm::TargetMachine> machine = llvmgen::createTargetMachine("native", error);
+    std::unique_ptr<llvm::TargetMachine> machine = llvmgen::createTargetMachine(cpu_, error);
     REQUIRE(machine);
     llvmgen::optimizeModule(*module, *machine);
     auto machineBuilder = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
@@ -252,6 +255,13 @@ inline void checkRandom(const std::string &source, double rtol = 1e-6, double at
   ElementalKernel kernel(source);
   for (uint64_t seed : {1, 2, 3})
     checkAgainstInterpreter(kernel, kernel.randomArgs(seed), rtol, atol);
+}
+
+/// Whether `ir` (optimized) computes an f32 exp inline on vectors: its 2^n
+/// by integer shifts, or by AVX-512's vscalefps (TargetMath.h).
+inline bool hasInlineVectorExp(const std::string &ir) {
+  return ir.find("shl <") != std::string::npos ||
+         ir.find("@llvm.x86.avx512.mask.scalef.ps.") != std::string::npos;
 }
 
 } // namespace shardc::testing

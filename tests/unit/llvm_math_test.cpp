@@ -3,15 +3,20 @@
 // rounded e^x on floats spread over its whole range (every 97th float from
 // -104 to 89), on the edges of that range (overflow to +inf, the last
 // normal and subnormal results, underflow to 0) and on NaN, infinities and
-// zeros; and the kernel must not call a vector library for it. Division by
-// a value computed once per row (emitFloatDiv: a multiplication by its
-// reciprocal) is compared with the correctly rounded quotient for divisors
+// zeros, compiled for the host (2^n by AVX-512's vscalefps) and for AVX2
+// (2^n by integer shifts); and the kernel must not call anything for it.
+// Division by a value computed once per row (emitFloatDiv: a multiplication
+// by its reciprocal) is compared with the correctly rounded quotient for divisors
 // from the smallest subnormal to the largest float, 0, infinity and NaN.
 #include "LlvmElementalHarness.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/Support/Host.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 using namespace shardc;
@@ -46,9 +51,10 @@ double ulpError(float got, float want) {
 
 class ExpKernel {
 public:
-  ExpKernel()
+  explicit ExpKernel(const std::string &cpu)
       : kernel_(program("%a: tensor<" + std::to_string(kBatch) + "xf32>", "%r = exp %a\nreturn %r",
-                        "tensor<" + std::to_string(kBatch) + "xf32>")) {}
+                        "tensor<" + std::to_string(kBatch) + "xf32>"),
+                cpu) {}
 
   /// The kernel's exp of `xs` (at most kBatch values; the rest is padding).
   std::vector<float> run(const std::vector<float> &xs) {
@@ -92,12 +98,28 @@ double worstError(ExpKernel &kernel, const std::vector<float> &xs, float &worstX
 
 } // namespace
 
+/// The targets the exp is checked on: the host (with AVX-512, 2^n by
+/// vscalefps) and AVX2 (2^n by integer shifts), which runs on any host
+/// these tests run on.
+const char *const kExpTargets[] = {"native", "x86-64-v3"};
+
+/// Whether the host has AVX-512F, so that "native" kernels use it.
+bool hostHasAvx512() {
+  llvm::StringMap<bool> features;
+  return llvm::sys::getHostCPUFeatures(features) && features["avx512f"];
+}
+
 TEST_CASE("llvm math: f32 exp is inline and within 1 ulp of e^x from -104 to 89", "[llvm]") {
-  ExpKernel kernel;
+  const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
+  INFO("target " << cpu);
+  ExpKernel kernel(cpu);
   // No call: neither libmvec's vector exp nor libm's nor the intrinsic.
-  for (const char *call : {"@_ZGV", "@expf", "@llvm.exp"})
+  for (const char *call : {"@_ZGV", "@expf", "@llvm.exp", "@shardc.exp"})
     CHECK(kernel.ir().find(call) == std::string::npos);
-  CHECK(kernel.ir().find("<16 x float>") != std::string::npos);
+  const bool scalef = cpu == "native" && hostHasAvx512();
+  CHECK(kernel.ir().find(scalef ? "<16 x float>" : "<8 x float>") != std::string::npos);
+  CHECK((kernel.ir().find("@llvm.x86.avx512.mask.scalef.ps.512") != std::string::npos) == scalef);
+  CHECK((kernel.ir().find("shl <") != std::string::npos) == !scalef);
 
   std::vector<float> xs;
   // Every 97th float of each sign, up to 89 and down to -104.
@@ -112,7 +134,9 @@ TEST_CASE("llvm math: f32 exp is inline and within 1 ulp of e^x from -104 to 89"
 }
 
 TEST_CASE("llvm math: f32 exp overflow, underflow, subnormals and special values", "[llvm]") {
-  ExpKernel kernel;
+  const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
+  INFO("target " << cpu);
+  ExpKernel kernel(cpu);
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> edges;
   // Around the last finite result (ln FLT_MAX = 88.7228...), the smallest
