@@ -133,9 +133,11 @@ void assignShardings(PipelineState &s) {
     // types are known (the auto-shard stage before left them to it).
     AutoAxesSolver solver;
     if (s.options.autoShard && !s.checkOnly)
-      solver = [&s](Module &module, const ExplicitTypeCheck &explicitTypes) {
+      solver = [&s](Module &module, const ExplicitTypeCheck &explicitTypes,
+                    const OpDescription &describeOp) {
         AutoShardOptions options = *s.options.autoShard;
         options.explicitTypes = explicitTypes;
+        options.describeOp = describeOp;
         autoShard(module, s.diags, options);
       };
     inferMixedShardings(*s.module, s.diags, s.options.origins, s.checkOnly, solver);

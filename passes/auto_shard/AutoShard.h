@@ -36,6 +36,9 @@ struct AutoShardOptions {
   /// explicit type. Unset: values on such meshes are left to the explicit
   /// rules and propagation.
   std::function<bool(const Value &, const Sharding &)> explicitTypes;
+  /// How the report names an op the caller made (the mixed pass: a
+  /// region's edges, by the region); an empty result or none: `%h = matmul`.
+  std::function<std::string(const Op &)> describeOp;
 };
 
 /// One op of the report.

@@ -191,8 +191,9 @@ StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,
 
 /// Writes the chosen layouts on every node's value (closed) and inserts a
 /// sharding_constraint where a consumer needs an operand laid out otherwise
-/// than its producer left it; fills the report's per-op and per-edge rows.
+/// than its producer left it; fills the report's per-op and per-edge rows
+/// (options.report), naming ops as options.describeOp does.
 void applyPlan(Module &module, StrategyGraph &graph, const std::vector<int> &choice, Pricer &pricer,
-               AutoShardReport *report);
+               const AutoShardOptions &options);
 
 } // namespace shardc::autoshard

@@ -30,8 +30,9 @@ std::string describeAxes(const Op &op, const Strategy &s) {
 class Applier {
 public:
   Applier(Module &module, StrategyGraph &graph, const std::vector<int> &choice, Pricer &pricer,
-          AutoShardReport *report)
-      : module_(module), graph_(graph), choice_(choice), pricer_(pricer), report_(report) {
+          const AutoShardOptions &options)
+      : module_(module), graph_(graph), choice_(choice), pricer_(pricer), report_(options.report),
+        describeOp_(options.describeOp) {
     walkBlocks(module_, [&](Block &b) {
       for (auto &a : b.args)
         names_.insert(a->name);
@@ -147,8 +148,7 @@ private:
 
   void reportNode(const GraphNode &node, const Strategy &s) {
     AutoShardOpRow row;
-    row.what = node.op ? fmt::format("%{} = {}", node.value->name, node.op->name())
-                       : fmt::format("param %{}", node.value->name);
+    row.what = node.op ? describe(*node.op) : fmt::format("param %{}", node.value->name);
     row.shardings = s.result.closed().str();
     row.strategy = node.op ? describeAxes(*node.op, s) : "";
     row.compute = s.compute;
@@ -161,8 +161,7 @@ private:
                   const Sharding &to) {
     const ReshardPlan &plan = pricer_.plan(value.type, from, {}, "sum", to);
     AutoShardEdgeRow row;
-    row.value = fmt::format("%{} -> operand {} of %{} = {}", value.name, operand,
-                            consumer.result()->name, consumer.name());
+    row.value = fmt::format("%{} -> operand {} of {}", value.name, operand, describe(consumer));
     row.from = from.closed().str();
     row.to = to.closed().str();
     std::string steps = describePlan(plan);
@@ -177,11 +176,20 @@ private:
     report_->edges.push_back(row);
   }
 
+  /// `%h = matmul`, or what the caller names an op it made.
+  std::string describe(const Op &op) const {
+    if (describeOp_)
+      if (std::string named = describeOp_(op); !named.empty())
+        return named;
+    return fmt::format("%{} = {}", op.result()->name, op.name());
+  }
+
   Module &module_;
   StrategyGraph &graph_;
   const std::vector<int> &choice_;
   Pricer &pricer_;
   AutoShardReport *report_;
+  const std::function<std::string(const Op &)> &describeOp_;
   std::set<std::string> names_;
   std::map<std::string, Value *> inserted_;
 };
@@ -189,8 +197,8 @@ private:
 } // namespace
 
 void applyPlan(Module &module, StrategyGraph &graph, const std::vector<int> &choice, Pricer &pricer,
-               AutoShardReport *report) {
-  Applier(module, graph, choice, pricer, report).run();
+               const AutoShardOptions &options) {
+  Applier(module, graph, choice, pricer, options).run();
 }
 
 } // namespace shardc::autoshard

@@ -97,9 +97,12 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     report->eliminatedGroups = solution.presolve.eliminatedGroups;
     report->dominatedStrategies = solution.presolve.dominatedStrategies;
     report->separableEdges = solution.presolve.separableEdges;
-    for (const StrategyGraph::Opaque &left : graph.opaque)
-      report->notes.push_back(fmt::format("{} at line {}: left to propagation ({})",
-                                          left.op->name(), left.op->loc.line, left.why));
+    for (const StrategyGraph::Opaque &left : graph.opaque) {
+      std::string named = options.describeOp ? options.describeOp(*left.op) : "";
+      if (named.empty())
+        named = fmt::format("{} at line {}", left.op->name(), left.op->loc.line);
+      report->notes.push_back(fmt::format("{}: left to propagation ({})", named, left.why));
+    }
   }
   switch (solution.status) {
   case SolveStatus::Infeasible:
@@ -125,7 +128,7 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
   case SolveStatus::NotProven:
     break;
   }
-  applyPlan(module, graph, solution.choice, pricer, report);
+  applyPlan(module, graph, solution.choice, pricer, options);
   if (report) {
     report->status = solveStatusName(solution.status);
     report->gap = solution.gap;

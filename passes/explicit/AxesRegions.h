@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace shardc {
@@ -28,6 +29,11 @@ public:
   /// later one into the body. The region's operands and returned values are
   /// the edges' operands, which such an op may have replaced.
   void raise();
+
+  /// How a report names `op` when it is an edge of a lowered region
+  /// (`%la = argument 0 of auto_axes at line 6`, `%y = result 0 of ...`);
+  /// empty for any other op.
+  std::string describeEdge(const Op &op) const;
 
   /// The sharding of each reshard lower() added (in the edge ops).
   const std::vector<Sharding *> &reshardTargets() const { return reshardTargets_; }

@@ -48,9 +48,12 @@ bool hasMixedAxes(Module &module);
 /// `decideAutoAxes`, when given, runs where propagation does (step 5), before
 /// it, on a program without auto_axes / explicit_axes regions: the
 /// auto-shard solver, given whether a value may take a layout (its explicit
-/// axes are the value's explicit type).
+/// axes are the value's explicit type) and how to name the ops the lowering
+/// made (a region's edges, by the region) in its report.
 using ExplicitTypeCheck = std::function<bool(const Value &, const Sharding &)>;
-using AutoAxesSolver = std::function<void(Module &, const ExplicitTypeCheck &)>;
+using OpDescription = std::function<std::string(const Op &)>;
+using AutoAxesSolver =
+    std::function<void(Module &, const ExplicitTypeCheck &, const OpDescription &)>;
 bool inferMixedShardings(Module &module, DiagnosticEngine &diags, ShardingOrigins *origins,
                          bool checkOnly, const AutoAxesSolver &decideAutoAxes = nullptr);
 

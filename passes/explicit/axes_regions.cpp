@@ -7,6 +7,8 @@
 #include "ir/AxisTypes.h"
 #include "ir/Diagnostics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -102,6 +104,22 @@ void AxesRegionLowering::raise() {
   }
   lowered_.clear();
   reshardTargets_.clear();
+}
+
+std::string AxesRegionLowering::describeEdge(const Op &op) const {
+  for (const LoweredRegion &r : lowered_) {
+    auto at = std::find(r.ops.begin(), r.ops.end(), &op);
+    if (at == r.ops.end())
+      continue;
+    const size_t k = static_cast<size_t>(at - r.ops.begin());
+    const size_t firstOut = r.ops.size() - r.outEdges;
+    if (k >= r.inEdges && k < firstOut)
+      return ""; // a body op
+    return fmt::format("%{} = {} {} of {} at line {}", op.result()->name,
+                       k < r.inEdges ? "argument" : "result", k < r.inEdges ? k : k - firstOut,
+                       r.region->name(), r.region->loc.line);
+  }
+  return "";
 }
 
 /// `%result = reshard %from target` (or `identity %from` without a target).

@@ -113,7 +113,9 @@ public:
     if (decideAutoAxes) {
       for (size_t i = 0; i < values_.size(); ++i)
         slotOf_[values_[i].where] = i;
-      decideAutoAxes(module_, [this](const Value &v, const Sharding &s) { return allows(v, s); });
+      decideAutoAxes(
+          module_, [this](const Value &v, const Sharding &s) { return allows(v, s); },
+          [this](const Op &op) { return regions_.describeEdge(op); });
     }
     propagateShardings(module_, diags_, origins);
     for (Slot &slot : values_)
