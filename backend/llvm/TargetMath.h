@@ -10,13 +10,15 @@
 
 namespace shardc::llvmgen {
 
-/// `float shardc.exp.scale(float p, float n, float shifted)`: p * 2^n rounded
-/// once, for p in [0.5, 2], n an integer in [-150, 128] and `shifted` the sum
-/// whose low 9 bits are n + 254 (how the f32 exp rounds n; see emitExp).
-/// Results beyond the float range are +inf or a subnormal or 0, as the exact
-/// product rounds. Created in `module` on first use; the portable body works
-/// from `shifted`'s bits, AVX-512's vscalefps from `n`.
-llvm::Function *expScaleFunction(llvm::Module &module);
+/// `T shardc.exp.scale[.f64](T p, T n, T shifted)` for T `type` (float or
+/// double): p * 2^n rounded once, for p in [0.5, 2], n an integer in
+/// [-150, 128] ([-1076, 1024] for double) and `shifted` the sum whose low 9
+/// (12) bits are n + 254 (n + 2046), twice the exponent bias (how exp
+/// rounds n; see emitExp). Results beyond the type's range are +inf or a
+/// subnormal or 0, as the exact product rounds. Created in `module` on first
+/// use; the portable body works from `shifted`'s bits, AVX-512's
+/// vscalefps / vscalefpd from `n`.
+llvm::Function *expScaleFunction(llvm::Module &module, llvm::Type *type);
 
 /// Before the optimization pipeline: on targets with AVX-512F, keeps the
 /// module's helpers out of line and gives the vectorizer their vector bodies

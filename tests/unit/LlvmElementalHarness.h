@@ -257,11 +257,11 @@ inline void checkRandom(const std::string &source, double rtol = 1e-6, double at
     checkAgainstInterpreter(kernel, kernel.randomArgs(seed), rtol, atol);
 }
 
-/// Whether `ir` (optimized) computes an f32 exp inline on vectors: its 2^n
-/// by integer shifts, or by AVX-512's vscalefps (TargetMath.h).
+/// Whether `ir` (optimized) computes an exp inline on vectors: its 2^n by
+/// integer shifts, or by AVX-512's vscalefps / vscalefpd (TargetMath.h).
 inline bool hasInlineVectorExp(const std::string &ir) {
   return ir.find("shl <") != std::string::npos ||
-         ir.find("@llvm.x86.avx512.mask.scalef.ps.") != std::string::npos;
+         ir.find("@llvm.x86.avx512.mask.scalef.p") != std::string::npos;
 }
 
 } // namespace shardc::testing

@@ -5,6 +5,8 @@
 // normal and subnormal results, underflow to 0) and on NaN, infinities and
 // zeros, compiled for the host (2^n by AVX-512's vscalefps) and for AVX2
 // (2^n by integer shifts); and the kernel must not call anything for it.
+// The f64 exp likewise, on a million doubles from -746 to 710 and the
+// thresholds of its range.
 // Division by a value computed once per row (emitFloatDiv: a multiplication
 // by its reciprocal) is compared with the correctly rounded quotient for divisors
 // from the smallest subnormal to the largest float, 0, infinity and NaN.
@@ -166,6 +168,76 @@ TEST_CASE("llvm math: f32 exp overflow, underflow, subnormals and special values
   CHECK(std::isnan(got[3]));
   CHECK(got[4] == inf);
   CHECK(got[5] == 0.0f);
+}
+
+/// |got - want| in units of the spacing of doubles at `want` (2^-1074 for
+/// subnormals and 0); infinities only match themselves.
+double ulpError64(double got, double want) {
+  if (std::isinf(want) || std::isinf(got))
+    return got == want ? 0 : std::numeric_limits<double>::infinity();
+  int exponent;
+  std::frexp(want == 0 ? std::numeric_limits<double>::min() : want, &exponent);
+  double spacing = std::ldexp(1.0, std::max(exponent, -1021) - 53);
+  return std::abs(static_cast<long double>(got) - want) / spacing;
+}
+
+TEST_CASE("llvm math: f64 exp is inline and within 1 ulp of e^x from -746 to 710", "[llvm]") {
+  const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
+  INFO("target " << cpu);
+  const int64_t batch = int64_t(1) << 20;
+  const std::string type = "tensor<" + std::to_string(batch) + "xf64>";
+  ElementalKernel kernel(program("%a: " + type, "%r = exp %a\nreturn %r", type), cpu);
+  const std::string &ir = kernel.ir();
+  for (const char *call : {"@_ZGV", "@exp(", "@llvm.exp", "@shardc.exp"})
+    CHECK(ir.find(call) == std::string::npos);
+  const bool scalef = cpu == "native" && hostHasAvx512();
+  CHECK((ir.find("@llvm.x86.avx512.mask.scalef.pd.512") != std::string::npos) == scalef);
+
+  // Evenly spread over the range with irregular low bits, then 2000
+  // consecutive doubles on each side of the last finite result (ln
+  // DBL_MAX), the smallest normal one, the smallest subnormal one and the
+  // last one rounding to it rather than 0; then specials.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> xs;
+  for (int64_t i = 0; static_cast<int64_t>(xs.size()) < batch - 16100; ++i)
+    xs.push_back(-746.0 + 1456.0 * (static_cast<double>(i) + 0.318309886183791 * (i % 7)) /
+                              static_cast<double>(batch - 16100));
+  for (double center :
+       {709.782712893384, -708.3964185322641, -744.4400719213812, -745.1332191019411}) {
+    for (int d = 0; d < 2000; ++d) {
+      xs.push_back(std::nextafter(center + 0.0, inf) + d * std::ldexp(1.0, -43));
+      xs.push_back(center - d * std::ldexp(1.0, -43));
+    }
+  }
+  for (double x : {0.0, -0.0, 1e-300, -1e-300, 5e-324, 1.0, -1.0, 709.0, 710.0, 1e300, -746.0,
+                   -1e300, 0.5 * std::log(2.0), -0.5 * std::log(2.0)})
+    xs.push_back(x);
+  REQUIRE(static_cast<int64_t>(xs.size()) <= batch - 4);
+  xs.push_back(inf);
+  xs.push_back(-inf);
+  xs.push_back(std::numeric_limits<double>::quiet_NaN());
+  const size_t specials = xs.size() - 3;
+  std::vector<double> values = xs;
+  values.resize(static_cast<size_t>(batch), 0.0);
+  interp::Tensor out =
+      kernel.run({interp::makeFloatTensor(TensorType{{batch}, DType::F64}, values)})[0];
+
+  double worst = 0, worstX = 0;
+  for (size_t i = 0; i < specials; ++i) {
+    // e^x in x87 extended precision rounded to double: correctly rounded
+    // but for the vanishingly rare double-rounding tie.
+    double want = static_cast<double>(std::exp(static_cast<long double>(xs[i])));
+    double error = ulpError64(out.floatAt(static_cast<int64_t>(i)), want);
+    if (error > worst) {
+      worst = error;
+      worstX = xs[i];
+    }
+  }
+  INFO("worst: " << worst << " ulp at x = " << worstX << " over " << specials << " doubles");
+  CHECK(worst <= 1.0);
+  CHECK(out.floatAt(static_cast<int64_t>(specials)) == inf);
+  CHECK(out.floatAt(static_cast<int64_t>(specials + 1)) == 0.0);
+  CHECK(std::isnan(out.floatAt(static_cast<int64_t>(specials + 2))));
 }
 
 TEST_CASE("llvm math: f32 division by a row's value is within 2 ulp, specials exact", "[llvm]") {
