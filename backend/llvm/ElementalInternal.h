@@ -96,8 +96,8 @@ llvm::Value *tiledElement(KernelLowering &k, const Value *v, ElementIndex &index
 /// A call of the overloaded intrinsic `id` on `args` (their type selects it).
 llvm::Value *callIntrinsic(KernelLowering &k, llvm::Intrinsic::ID id,
                            const std::vector<llvm::Value *> &args);
-/// e^x: f32 inline (a polynomial after range reduction, within about 1 ulp,
-/// +inf past overflow, 0 past underflow, NaN kept), other types llvm.exp.
+/// e^x: f32 and f64 inline (a polynomial after range reduction, within
+/// about 1 ulp, +inf past overflow, 0 past underflow, NaN kept).
 llvm::Value *emitExp(KernelLowering &k, llvm::Value *x);
 /// tanh from exp: an odd polynomial near 0, (1 - e^-2|x|) / (1 + e^-2|x|)
 /// elsewhere, the sign copied back; branch-free so loops vectorize.

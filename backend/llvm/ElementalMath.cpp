@@ -1,9 +1,8 @@
 // The math the elementwise ops need beyond single instructions: intrinsic
 // calls (which the driver's libmvec vector library vectorizes: log, sin, cos,
-// pow, f64 exp, tanh's exp), f32 exp written out inline, tanh and sigmoid
-// written with exp, erf, NaN-propagating max/min and integer power. Everything is
-// branch-free so that a loop containing it still vectorizes, and nothing can
-// produce poison.
+// pow, tanh's exp), exp written out inline, tanh and sigmoid written with exp,
+// erf, NaN-propagating max/min and integer power. Everything is branch-free so
+// that a loop containing it still vectorizes, and nothing can produce poison.
 #include "backend/llvm/ElementalInternal.h"
 #include "backend/llvm/TargetMath.h"
 
