@@ -187,9 +187,9 @@ int run(int argc, char **argv) {
 /// A compile frees the parse tree and then allocates the passes' data;
 /// mimalloc by default hands freed pages back to the kernel 25 ms later
 /// (decommit), so the passes fault the same memory in again, page by page.
-/// At 100,000 ops that was 9,000 page faults more in propagation and 6,000
-/// in partitioning (0.05 s of the passes' 0.9 s, and the larger the program
-/// the more of it, since a small one runs the passes before the delay ends).
+/// At 100,000 ops that was 5,200 page faults more in propagation and 6,200
+/// in partitioning (more on a busy machine: the delay is in wall time), where
+/// a 10,000-op compile has none, running its passes before the delay ends.
 /// shardc runs for seconds: it keeps what it freed. The environment variable
 /// MIMALLOC_ALLOW_DECOMMIT, when set, still decides.
 static void keepFreedMemory() {
