@@ -203,6 +203,17 @@ void walkOps(const Block &block, const std::function<void(Op &)> &fn) {
   }
 }
 
+bool anyOp(const Block &block, const std::function<bool(const Op &)> &pred) {
+  for (const auto &op : block.ops) {
+    if (pred(*op))
+      return true;
+    for (Block *region : op->regions())
+      if (anyOp(*region, pred))
+        return true;
+  }
+  return false;
+}
+
 void walkBlocks(Module &module, const std::function<void(Block &)> &fn) {
   std::function<void(Block &)> visit = [&](Block &block) {
     fn(block);

@@ -264,6 +264,10 @@ const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclo
 /// Calls `fn` on every op of `block`, recursing into the regions of
 /// manual_computation and control flow after their op (pre-order).
 void walkOps(const Block &block, const std::function<void(Op &)> &fn);
+/// Whether `pred` holds for some op of `block` or of its regions, visited in
+/// walkOps' order; stops at the first (a check that most often succeeds at
+/// the first ops does not walk a long function).
+bool anyOp(const Block &block, const std::function<bool(const Op &)> &pred);
 /// Every block of the module: function bodies, the snippet, the regions.
 void walkBlocks(Module &module, const std::function<void(Block &)> &fn);
 

@@ -470,14 +470,13 @@ private:
 /// Whether any value of `f` is sharded on some mesh: a function without
 /// shardings is already its own per-device program.
 bool hasShardings(const Function &f) {
-  bool any = false;
-  for (const auto &a : f.body.args)
-    any |= a->sharding.has_value();
-  walkOps(f.body, [&](Op &op) {
-    for (const auto &r : op.results)
-      any |= r->sharding.has_value();
-  });
-  return any;
+  // Stops at the first: a full walk would touch every value once more.
+  return std::any_of(f.body.args.begin(), f.body.args.end(),
+                     [](const auto &a) { return a->sharding.has_value(); }) ||
+         anyOp(f.body, [](const Op &op) {
+           return std::any_of(op.results.begin(), op.results.end(),
+                              [](const auto &r) { return r->sharding.has_value(); });
+         });
 }
 
 } // namespace

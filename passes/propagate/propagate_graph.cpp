@@ -68,6 +68,8 @@ public:
   void function(Function &f) {
     graph_.functions.emplace_back();
     edges_ = &graph_.functions.back();
+    // About one edge per op: growing the list would copy every edge again.
+    edges_->reserve(f.body.ops.size() + f.results.size());
     countUses(f.body);
     block(f.body, {});
     for (size_t i = 0; i < f.body.returned.size() && i < f.results.size(); ++i) {

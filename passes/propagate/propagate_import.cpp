@@ -73,32 +73,51 @@ public:
   void function(Function &f) {
     scopes_.clear();
     users_.clear();
-    scopes_.reserve(f.body.ops.size() + f.body.args.size());
     askers_.clear();
+    findAskers(f.body, nullptr);
+    // Only the values something asks a sharding of need their scope: most
+    // functions have few such values, or none, and a table of every value
+    // of a long function costs a cache miss per value.
+    if (askers_.empty())
+      return;
+    scopes_.reserve(users_.size());
     for (auto &arg : f.body.args)
-      scopes_[arg.get()] = nullptr;
-    block(f.body, nullptr);
+      if (users_.count(arg.get()))
+        scopes_[arg.get()] = nullptr;
+    recordScopes(f.body, nullptr);
     for (const Asker &a : askers_)
       apply(*a.op, a.operand, a.scope);
   }
 
 private:
-  /// `manual`: the innermost manual_computation around `b` (null outside
-  /// one); a constraint inside a body sees local types, so it never applies
-  /// to a value defined outside it.
-  void block(Block &b, const Op *manual) {
+  /// Every sharding_constraint and manual_computation operand of `b` and its
+  /// regions, in program order. `manual`: the innermost manual_computation
+  /// around `b` (null outside one); a constraint inside a body sees local
+  /// types, so it never applies to a value defined outside it.
+  void findAskers(Block &b, const Op *manual) {
     for (auto &op : b.ops) {
       if (op->kind == OpKind::ShardingConstraint || op->kind == OpKind::ManualComputation)
         for (size_t i = 0; i < op->operands.size(); ++i) {
           users_[op->operands[i]].emplace_back(op.get(), i);
           askers_.push_back({op.get(), i, manual});
         }
-      if (ownsResultSharding(op->kind))
-        for (auto &r : op->results)
-          scopes_[r.get()] = manual;
       const Op *inner = op->kind == OpKind::ManualComputation ? op.get() : manual;
       for (Block *region : op->regions())
-        block(*region, inner);
+        findAskers(*region, inner);
+    }
+  }
+
+  /// The scope (as findAskers) of each value defined in `b` that an asker
+  /// uses, when the value may take a sharding.
+  void recordScopes(Block &b, const Op *manual) {
+    for (auto &op : b.ops) {
+      if (ownsResultSharding(op->kind))
+        for (auto &r : op->results)
+          if (users_.count(r.get()))
+            scopes_[r.get()] = manual;
+      const Op *inner = op->kind == OpKind::ManualComputation ? op.get() : manual;
+      for (Block *region : op->regions())
+        recordScopes(*region, inner);
     }
   }
 
@@ -135,8 +154,8 @@ private:
   }
 
   std::vector<const std::optional<Sharding> *> &copied_;
-  /// The values that may take a sharding, with the manual_computation
-  /// around their definition.
+  /// The values that may take a sharding and that an asker uses, with the
+  /// manual_computation around their definition.
   std::unordered_map<const Value *, const Op *> scopes_;
   /// Per value: its sharding_constraint and manual_computation users.
   std::unordered_map<const Value *, std::vector<std::pair<const Op *, size_t>>> users_;

@@ -319,3 +319,36 @@ TEST_CASE("the error limit says once that errors were left out", "[diagnostics]"
   CHECK(diags.diagnostics()[2].message ==
         "too many errors; stopping here (--error-limit=0 shows them all)");
 }
+
+TEST_CASE("anyOp visits the ops as walkOps does and stops at the first match", "[parser]") {
+  Parsed p(R"(
+func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %b = exp %a
+  %c = for %i = 0 to 2 carry(%ck = %b) {
+    %d = tanh %ck
+    return %d
+  } : tensor<4xf32>
+  %e = neg %c
+  return %e
+}
+)");
+  REQUIRE(p.errors().empty());
+  const Block &body = p.module->findFunction("f")->body;
+  std::vector<std::string> walked;
+  walkOps(body, [&](Op &op) { walked.push_back(op.name()); });
+  REQUIRE(walked == std::vector<std::string>{"exp", "for", "tanh", "neg"});
+
+  // The visits up to the match, in the same order; nothing after it.
+  auto visitsUntil = [&](const std::string &name) {
+    std::vector<std::string> visited;
+    bool found = anyOp(body, [&](const Op &op) {
+      visited.push_back(op.name());
+      return op.name() == name;
+    });
+    return std::make_pair(found, visited);
+  };
+  CHECK(visitsUntil("exp") == std::make_pair(true, std::vector<std::string>{"exp"}));
+  CHECK(visitsUntil("tanh") ==
+        std::make_pair(true, std::vector<std::string>{"exp", "for", "tanh"}));
+  CHECK(visitsUntil("sqrt") == std::make_pair(false, walked));
+}
