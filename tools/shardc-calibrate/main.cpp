@@ -3,9 +3,11 @@
 //
 //   mpiexec -n 8 shardc-calibrate --mesh '<["x"=2, "y"=4]>' -o model.json
 //
+// Every time is the slowest rank's; repeated, a figure is the lower quartile
+// of its samples (noise only adds time), see Estimate.h.
 // 1. gemm per rank, f32 and f64 (OpenBLAS with one thread per rank as in
-//    the executables, every rank at once, the slowest
-//    rank's median), a square n^3 product and a skinny (n/8) x n x 4n one:
+//    the executables, every rank at once), a square n^3 product and a
+//    skinny (n/8) x n x 4n one:
 //    the flop rate and the bandwidth at which operands are moved, solved from
 //    time = flops / rate + bytes / bandwidth for the two; memory bandwidth per
 //    rank (a triad).
@@ -22,10 +24,15 @@
 //    mean. Also the time a collective adds among ranks that compute between
 //    collectives (busyLatency): where ranks share cores it is far above the
 //    lockstep latency, and the larger of the two is written as the latency.
+//    A busy latency past its limit (busyLatencyLimit: far above the lockstep
+//    latency and more than rounds of arithmetic between collectives) is
+//    measured again (twice at most) and, still past it, replaced by another
+//    axis's believed figure (or dropped) with a warning on stderr.
 // Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
 #include "frontend/Parser.h"
 #include "passes/auto_shard/CostModel.h"
 #include "runtime/shardrt.h"
+#include "tools/shardc-calibrate/Estimate.h"
 
 #include <cblas.h>
 #include <mpi.h>
@@ -38,10 +45,12 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace shardc;
 using namespace shardc::autoshard;
+using namespace shardc::calibrate;
 
 namespace {
 
@@ -115,9 +124,12 @@ void waitYielding(MPI_Request &request) {
     sched_yield();
 }
 
-/// The median over `repeats` of the slowest rank's time of `body` on `comm`.
-double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
-  body(); // warm up
+/// The slowest rank's time of `body` on `comm`, `repeats` times (after a
+/// warm-up run unless `warmUp` is false).
+std::vector<double> samples(MPI_Comm comm, int repeats, const std::function<void()> &body,
+                            bool warmUp = true) {
+  if (warmUp)
+    body();
   std::vector<double> times;
   for (int r = 0; r < repeats; ++r) {
     MPI_Request request;
@@ -128,10 +140,14 @@ double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
     double local = now() - start, slowest = 0;
     MPI_Iallreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
     waitYielding(request);
-    times.push_back(slowest);
+    times.push_back(std::max(slowest, 1e-9));
   }
-  std::sort(times.begin(), times.end());
-  return std::max(times[times.size() / 2], 1e-9);
+  return times;
+}
+
+/// The time of `body` on `comm` from `repeats` samples (oneSidedTime).
+double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
+  return oneSidedTime(samples(comm, repeats, body));
 }
 
 /// Flops, bytes and seconds of one m x k x n product.
@@ -142,7 +158,7 @@ struct GemmSample {
 template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
   std::vector<T> a(static_cast<size_t>(m) * k, T(1)), b(static_cast<size_t>(k) * n, T(1)),
       c(static_cast<size_t>(m) * n, T(0));
-  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+  double seconds = timed(MPI_COMM_WORLD, 2 * o.repeats, [&] {
     if constexpr (sizeof(T) == 4)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
                   n, 0.0f, c.data(), n);
@@ -172,7 +188,7 @@ template <typename T> std::pair<double, double> gemmRates(const Options &o) {
 double memoryBandwidth(const Options &o) {
   size_t n = std::max<size_t>(o.streamBytes / (3 * sizeof(double)), 1024);
   std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
-  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+  double seconds = timed(MPI_COMM_WORLD, 2 * o.repeats, [&] {
     for (size_t i = 0; i < n; ++i)
       a[i] = b[i] + 3.0 * c[i];
   });
@@ -228,36 +244,54 @@ long busyRounds(double seconds) {
 }
 
 /// What a collective on `group` adds to a program whose ranks compute
-/// between collectives: `o.repeats` x 8 rounds of ~250 us of arithmetic per
-/// rank, with and without a small all_reduce after each, the difference
-/// per round (median of 3). In lockstep a collective costs its latency;
-/// among busy ranks it also waits for the slowest partner, and where ranks
-/// share cores (4 ranks on 2) that wait is a share of the partner's time
-/// slice: hundreds of microseconds, which a plan with more collectives
-/// pays each time.
-double busyLatency(shardrt_context *ctx, const shardrt_group &group, MPI_Comm comm,
-                   const Options &o, long rounds) {
+/// between collectives: blocks of `o.repeats` x 8 rounds of ~250 us of
+/// arithmetic per rank, with and without a small all_reduce after each
+/// round, 2 x `o.repeats` + 1 blocks of each kind taken in turns (the order
+/// alternating, so that a slow spell of the machine falls on both kinds),
+/// the difference of their medians per round (busyLatencyEstimate). In
+/// lockstep a collective costs its latency; among busy ranks it also waits
+/// for the slowest partner, and where ranks share cores (4 ranks on 2) that
+/// wait is a share of the partner's time slice: tens to hundreds of
+/// microseconds, which a plan with more collectives pays each time.
+BusyLatencySample busyLatency(shardrt_context *ctx, const shardrt_group &group, MPI_Comm comm,
+                              const Options &o, long rounds) {
   std::vector<float> in(4, 1.0f), out(4);
   const int count = o.repeats * 8;
-  auto run = [&](bool synchronize) {
-    return timed(comm, 1, [&] {
+  auto block = [&](bool synchronize) {
+    return [&, synchronize] {
       for (int i = 0; i < count; ++i) {
         busyWork(rounds);
         if (synchronize)
           shardrt_all_reduce(ctx, -1, &group, SHARDRT_F32, 4, SHARDRT_SUM, in.data(), out.data());
       }
-    });
+    };
   };
-  std::vector<double> added;
-  for (int r = 0; r < 3; ++r)
-    added.push_back(std::max(0.0, run(true) - run(false)) / count);
-  std::sort(added.begin(), added.end());
-  return added[1];
+  std::vector<double> synchronized, free;
+  for (int pair = 0; pair < 2 * o.repeats + 1; ++pair) {
+    const bool warmUp = pair == 0;
+    for (bool synchronize : {pair % 2 == 0, pair % 2 != 0})
+      (synchronize ? synchronized : free)
+          .push_back(samples(comm, 1, block(synchronize), warmUp).front());
+  }
+  return busyLatencyEstimate(synchronized, free, count);
 }
 
+/// How many times a busy latency past the bound is measured in all.
+constexpr int kBusyLatencyAttempts = 3;
+
+/// An axis's figures as measured: each kind's lockstep latency and its
+/// bandwidth, and the busy latency (negative when not believed) with the
+/// attempt that added the least.
+struct AxisMeasurement {
+  std::string name;
+  AxisCost lockstep{0, 0};
+  double busy = -1, lockstepLatency = 0;
+  BusyLatencySample smallestAttempt;
+};
+
 /// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
-AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank, const Options &o,
-                  long rounds) {
+AxisMeasurement measureAxis(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank,
+                            const Options &o, long rounds) {
   int64_t stride = 1;
   for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
     stride *= mesh.axes[a].size;
@@ -268,33 +302,102 @@ AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank,
                  static_cast<int>(coordinate), &comm);
   const shardrt_axis_ref ref{static_cast<int64_t>(axis), 1, size};
   const shardrt_group group{0, 1, &ref};
-  AxisCost mean(0, 0);
+  const std::string label =
+      "axis " + mesh.axes[axis].name + " (" + std::to_string(size) + " ranks)";
+  AxisMeasurement m;
+  m.name = mesh.axes[axis].name;
   std::vector<float> in, out;
-  const double busy = busyLatency(ctx, group, comm, o, rounds);
-  if (rank == 0)
-    std::printf("axis %s (%lld ranks): among busy ranks a collective adds %.2f us\n",
-                mesh.axes[axis].name.c_str(), static_cast<long long>(size), busy * 1e6);
+  std::vector<double> kindLatencies;
   const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
   for (const char *kind : kinds) {
     const int p = static_cast<int>(size);
     double small =
-        timed(comm, o.repeats * 4, [&] { collective(ctx, group, kind, p, 4 * p, in, out); });
-    double large = timed(comm, o.repeats,
+        timed(comm, o.repeats * 8, [&] { collective(ctx, group, kind, p, 4 * p, in, out); });
+    double large = timed(comm, o.repeats * 2,
                          [&] { collective(ctx, group, kind, p, o.collectiveBytes, in, out); });
     double bandwidth = plannerBytes(kind, p, static_cast<double>(o.collectiveBytes)) /
                        std::max(large - small, 1e-9);
     if (rank == 0)
-      std::printf("axis %s (%lld ranks): %-14s latency %.2f us, bandwidth %.3f GB/s\n",
-                  mesh.axes[axis].name.c_str(), static_cast<long long>(size), kind, small * 1e6,
-                  bandwidth / 1e9);
-    // The model's latency is what a program pays: the larger of the two.
-    const double latency = std::max(small, busy);
-    mean.kinds[kind] = CollectiveCost{latency, bandwidth};
-    mean.latency += latency / 4;
-    mean.bandwidth += bandwidth / 4;
+      std::printf("%s: %-14s latency %.2f us, bandwidth %.3f GB/s\n", label.c_str(), kind,
+                  small * 1e6, bandwidth / 1e9);
+    m.lockstep.kinds[kind] = CollectiveCost{small, bandwidth};
+    kindLatencies.push_back(small);
   }
+  m.lockstepLatency = lockstepLatency(kindLatencies);
+  // A busy latency past the bound is measured again after a pause (a burst
+  // of another program's work may have passed), by every group of the axis
+  // at once, so that they share the cores as the first time.
+  std::vector<BusyLatencySample> attempts;
+  for (int attempt = 0; attempt < kBusyLatencyAttempts; ++attempt) {
+    if (attempt > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    attempts.push_back(busyLatency(ctx, group, comm, o, rounds));
+    m.busy = chooseBusyLatency(attempts, m.lockstepLatency);
+    const double limit = busyLatencyLimit(attempts.back(), m.lockstepLatency);
+    if (rank == 0)
+      std::printf("%s: among busy ranks a collective adds %.2f us to a %.2f us round%s\n",
+                  label.c_str(), attempts.back().added * 1e6, attempts.back().round * 1e6,
+                  attempts.back().added <= limit ? "" : " (past the limit)");
+    int again = m.busy < 0, anyAgain = 0;
+    MPI_Request request;
+    MPI_Iallreduce(&again, &anyAgain, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
+    waitYielding(request);
+    if (!anyAgain)
+      break;
+  }
+  m.smallestAttempt = *std::min_element(
+      attempts.begin(), attempts.end(),
+      [](const BusyLatencySample &a, const BusyLatencySample &b) { return a.added < b.added; });
   MPI_Comm_free(&comm);
+  return m;
+}
+
+/// The model's figures of an axis whose collectives add `busy` among busy
+/// ranks: each kind's latency is the larger of its lockstep one and `busy`
+/// (what a program pays), the axis's own figures the kinds' mean.
+AxisCost axisCost(const AxisMeasurement &m, double busy) {
+  AxisCost mean(0, 0);
+  for (const auto &[kind, lockstep] : m.lockstep.kinds) {
+    const double latency = std::max(lockstep.latency, busy);
+    mean.kinds[kind] = CollectiveCost{latency, lockstep.bandwidth};
+    mean.latency += latency / static_cast<double>(m.lockstep.kinds.size());
+    mean.bandwidth += lockstep.bandwidth / static_cast<double>(m.lockstep.kinds.size());
+  }
   return mean;
+}
+
+/// Each axis's model from `measured`: a busy latency not believed is
+/// replaced by fallbackBusyLatency, with a warning on rank 0.
+std::vector<AxisCost> resolveAxes(const std::vector<AxisMeasurement> &measured, int rank) {
+  std::vector<double> believed;
+  for (const AxisMeasurement &m : measured)
+    if (m.busy >= 0)
+      believed.push_back(m.busy);
+  std::vector<AxisCost> costs;
+  for (const AxisMeasurement &m : measured) {
+    double busy = m.busy;
+    if (busy < 0) {
+      busy = fallbackBusyLatency(believed);
+      std::string written = "its lockstep latencies";
+      for (const AxisMeasurement &other : measured)
+        if (other.busy >= 0 && other.busy == busy) {
+          char figure[64];
+          std::snprintf(figure, sizeof figure, " (%.2f us)", busy * 1e6);
+          written = "axis " + other.name + "'s figure" + figure;
+        }
+      if (rank == 0)
+        std::fprintf(stderr,
+                     "shardc-calibrate: warning: axis %s - among busy ranks a collective added "
+                     "%.2f us at least, over %.0fx its lockstep latency (%.2f us) and %.0f of "
+                     "its %.2f us rounds of arithmetic, in %d measurements: another program was "
+                     "likely running; written as %s; calibrate again on a quiet machine\n",
+                     m.name.c_str(), m.smallestAttempt.added * 1e6, kBusyLatencyLimitRatio,
+                     m.lockstepLatency * 1e6, kBusyLatencyLimitRounds,
+                     m.smallestAttempt.round * 1e6, kBusyLatencyAttempts, written.c_str());
+    }
+    costs.push_back(axisCost(m, busy));
+  }
+  return costs;
 }
 
 /// The mesh described to the runtime: its axes, and one group per axis made
@@ -377,12 +480,15 @@ int main(int argc, char **argv) {
                 model.flops[DType::F32] / 1e9, model.flops[DType::F64] / 1e9,
                 model.gemmBandwidth / 1e9, model.memoryBandwidth / 1e9);
   const long rounds = busyRounds(o.gemmN >= 256 ? 250e-6 : 50e-6);
+  std::vector<AxisMeasurement> measured;
+  for (size_t a = 0; a < mesh.axes.size(); ++a)
+    if (mesh.axes[a].size > 1)
+      measured.push_back(measureAxis(ctx, mesh, a, rank, o, rounds));
+  const std::vector<AxisCost> costs = resolveAxes(measured, rank);
   AxisCost worst(0, 0);
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    if (mesh.axes[a].size <= 1)
-      continue;
-    AxisCost c = axisCost(ctx, mesh, a, rank, o, rounds);
-    model.axes[mesh.axes[a].name] = c;
+  for (size_t a = 0; a < measured.size(); ++a) {
+    const AxisCost &c = costs[a];
+    model.axes[measured[a].name] = c;
     worst.latency = std::max(worst.latency, c.latency);
     worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
     for (const auto &[kind, k] : c.kinds) {

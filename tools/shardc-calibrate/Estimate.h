@@ -1,0 +1,74 @@
+// The statistics shardc-calibrate turns its timings into: a low quantile
+// where noise only adds time, and the busy latency with the bound that keeps
+// a disturbed measurement from deciding a whole model.
+#pragma once
+
+#include <vector>
+
+namespace shardc::calibrate {
+
+/// The sample at `fraction` (0 = the smallest, 0.5 = the median, the lower
+/// one of an even count) of `samples`; 0 when there are none.
+double sampleQuantile(std::vector<double> samples, double fraction);
+
+/// The time of a measurement repeated `samples.size()` times whose noise is
+/// one-sided (another process's time slice, a page fault, an interrupt only
+/// ever add time): the lower quartile, which stands while up to three
+/// quarters of the samples are disturbed and, unlike the minimum, does not
+/// report the one luckiest run.
+double oneSidedTime(const std::vector<double> &samples);
+
+/// One measurement of what a collective adds among busy ranks.
+struct BusyLatencySample {
+  /// What a collective after each round of arithmetic adds to the round.
+  double added = 0;
+  /// The round's time without the collective.
+  double round = 0;
+};
+
+/// The busy latency from blocks of `rounds` rounds of arithmetic timed with
+/// (`synchronized`) and without (`free`) a collective after each round: the
+/// difference of the two medians per round, never negative, and the free
+/// round's time. Medians, not a low quantile: the time slices a
+/// synchronized block loses to waiting are the figure itself, caught in
+/// some blocks and not in others, and a slow spell of the machine that
+/// falls on both kinds of block alike cancels in the difference.
+BusyLatencySample busyLatencyEstimate(const std::vector<double> &synchronized,
+                                      const std::vector<double> &free, int rounds);
+
+/// The lockstep latency of an axis: the median of its collective kinds'
+/// small-size latencies (one odd kind does not move it).
+double lockstepLatency(const std::vector<double> &kindLatencies);
+
+/// The two limits of a believable busy latency; past both, time was taken by
+/// something outside the measured ranks (another program's burst):
+/// - kBusyLatencyLimitRatio x the axis's lockstep latency. Waiting for a
+///   partner's share of a time slice puts the busy latency 10-400x above
+///   the lockstep one here (30-150 us on the idle machine and up to 700 us
+///   while another program ran, against 1-6 us, with 4 ranks on 2 cores).
+/// - kBusyLatencyLimitRounds x the round of arithmetic between collectives:
+///   waiting ranks give their cores up, so a collective makes the ranks
+///   sharing the cores take turns at worst, about a round more (up to 1.1
+///   with 4 ranks on 2 cores and 250 us rounds, loaded or not). The first
+///   limit covers short rounds, where one time slice spans several.
+constexpr double kBusyLatencyLimitRatio = 300;
+/// See kBusyLatencyLimitRatio.
+constexpr double kBusyLatencyLimitRounds = 2;
+
+/// The largest busy latency believed for `sample` on an axis of lockstep
+/// latency `lockstep`: the larger of the two limits.
+double busyLatencyLimit(const BusyLatencySample &sample, double lockstep);
+
+/// The busy latency of an axis of lockstep latency `lockstep` from
+/// `attempts` (each made because the ones before were past the limit): the
+/// smallest believed one (a disturbance only adds time), or a negative
+/// value when none is.
+double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double lockstep);
+
+/// The busy latency written for an axis whose every attempt was past the
+/// bound: the largest figure believed on another axis of the same run (the
+/// same ranks on the same cores), or 0 when no axis was believed (each
+/// collective kind then keeps its lockstep latency).
+double fallbackBusyLatency(const std::vector<double> &believedOnOtherAxes);
+
+} // namespace shardc::calibrate

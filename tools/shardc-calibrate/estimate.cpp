@@ -1,0 +1,52 @@
+// The statistics of shardc-calibrate (Estimate.h): quantiles of timings and
+// the bounded busy latency.
+#include "tools/shardc-calibrate/Estimate.h"
+
+#include <algorithm>
+
+namespace shardc::calibrate {
+
+double sampleQuantile(std::vector<double> samples, double fraction) {
+  if (samples.empty())
+    return 0;
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  const size_t index = static_cast<size_t>(fraction * static_cast<double>(samples.size() - 1));
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(index),
+                   samples.end());
+  return samples[index];
+}
+
+double oneSidedTime(const std::vector<double> &samples) { return sampleQuantile(samples, 0.25); }
+
+BusyLatencySample busyLatencyEstimate(const std::vector<double> &synchronized,
+                                      const std::vector<double> &free, int rounds) {
+  const double perRound = 1.0 / std::max(rounds, 1);
+  const double freeBlock = sampleQuantile(free, 0.5);
+  return {std::max(0.0, sampleQuantile(synchronized, 0.5) - freeBlock) * perRound,
+          freeBlock * perRound};
+}
+
+double lockstepLatency(const std::vector<double> &kindLatencies) {
+  return sampleQuantile(kindLatencies, 0.5);
+}
+
+double busyLatencyLimit(const BusyLatencySample &sample, double lockstep) {
+  return std::max(kBusyLatencyLimitRatio * lockstep, kBusyLatencyLimitRounds * sample.round);
+}
+
+double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double lockstep) {
+  double chosen = -1;
+  for (const BusyLatencySample &attempt : attempts)
+    if (attempt.added <= busyLatencyLimit(attempt, lockstep) &&
+        (chosen < 0 || attempt.added < chosen))
+      chosen = attempt.added;
+  return chosen;
+}
+
+double fallbackBusyLatency(const std::vector<double> &believedOnOtherAxes) {
+  if (believedOnOtherAxes.empty())
+    return 0;
+  return *std::max_element(believedOnOtherAxes.begin(), believedOnOtherAxes.end());
+}
+
+} // namespace shardc::calibrate
