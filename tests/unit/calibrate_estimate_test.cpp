@@ -114,6 +114,32 @@ TEST_CASE("calibrate estimate: a busy latency past both limits is not believed",
   }
 }
 
+TEST_CASE("calibrate estimate: another program's share of the cores", "[calibrate]") {
+  // 4 ranks on 2 cores for 1 s: 2 s of CPU on a quiet machine.
+  CHECK(coreShare(2.0, 1.0, 2) == Approx(1.0));
+  CHECK(coreShare(2.05, 1.0, 2) == 1.0); // clock skew between ranks
+  // A test run on both cores left them 0.9 s of CPU.
+  const double busyMachine = coreShare(0.9, 1.0, 2);
+  CHECK(busyMachine == Approx(0.45));
+  CHECK(busyLatencyDisturbed({100 * us, 250 * us, busyMachine}));
+  CHECK_FALSE(busyLatencyDisturbed({100 * us, 250 * us, coreShare(1.9, 1.0, 2)}));
+  CHECK(coreShare(1.0, 0.0, 2) == 1); // nothing measured
+}
+
+TEST_CASE("calibrate estimate: an undisturbed attempt is preferred", "[calibrate]") {
+  const double lockstep = 1.5 * us;
+  // Measured while a test run took half the cores, then again on a quiet
+  // machine: the quiet figure, though the disturbed one is smaller.
+  CHECK(chooseBusyLatency({{60 * us, 700 * us, 0.45}, {110 * us, 250 * us, 0.97}}, lockstep) ==
+        Approx(110 * us));
+  // Every attempt disturbed: the smallest believed one all the same.
+  CHECK(chooseBusyLatency({{600 * us, 700 * us, 0.45}, {400 * us, 650 * us, 0.5}}, lockstep) ==
+        Approx(400 * us));
+  // An undisturbed attempt past the limit is still not believed.
+  CHECK(chooseBusyLatency({{2800 * us, 250 * us, 0.97}, {500 * us, 700 * us, 0.5}}, lockstep) ==
+        Approx(500 * us));
+}
+
 TEST_CASE("calibrate estimate: fallback for a busy latency not believed", "[calibrate]") {
   CHECK(fallbackBusyLatency({}) == 0);
   CHECK(fallbackBusyLatency({80 * us, 120 * us}) == Approx(120 * us));

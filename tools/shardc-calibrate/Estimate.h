@@ -24,7 +24,26 @@ struct BusyLatencySample {
   double added = 0;
   /// The round's time without the collective.
   double round = 0;
+  /// The share of the cores the measured ranks could use that they had
+  /// while measuring (coreShare); less than 1 when another program ran.
+  double coreShare = 1;
 };
+
+/// The share of `cores` cores that ranks using `cpuSeconds` of CPU time in
+/// all over `wallSeconds` had, at most 1. The ranks never sleep (their
+/// waits poll and yield), so on a quiet machine they use every core they
+/// can (`cores` = the fewer of the ranks and the cores they may run on):
+/// what is missing went to another program.
+double coreShare(double cpuSeconds, double wallSeconds, int cores);
+
+/// A share of the cores below which a busy latency was measured while
+/// another program ran (~0.95-1 on the quiet machine; 0.4-0.55 during a
+/// test run on both cores). Such a figure measures that program too:
+/// measured again, and warned about when every attempt was disturbed.
+constexpr double kBusyLatencyMinCoreShare = 0.8;
+
+/// True when `sample` was measured with less than kBusyLatencyMinCoreShare.
+bool busyLatencyDisturbed(const BusyLatencySample &sample);
 
 /// The busy latency from blocks of `rounds` rounds of arithmetic timed with
 /// (`synchronized`) and without (`free`) a collective after each round: the
@@ -60,9 +79,10 @@ constexpr double kBusyLatencyLimitRounds = 2;
 double busyLatencyLimit(const BusyLatencySample &sample, double lockstep);
 
 /// The busy latency of an axis of lockstep latency `lockstep` from
-/// `attempts` (each made because the ones before were past the limit): the
-/// smallest believed one (a disturbance only adds time), or a negative
-/// value when none is.
+/// `attempts` (each made because the ones before were past the limit or
+/// disturbed): the smallest believed one (a disturbance only adds time),
+/// one measured undisturbed when there is one, or a negative value when
+/// none is believed.
 double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double lockstep);
 
 /// The busy latency written for an axis whose every attempt was past the

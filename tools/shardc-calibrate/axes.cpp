@@ -5,6 +5,9 @@
 #include "tools/shardc-calibrate/Calibrate.h"
 #include "tools/shardc-calibrate/Estimate.h"
 
+#include <sched.h>
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -55,14 +58,43 @@ double busyWork(long rounds) {
   return a;
 }
 
-/// Rounds of busyWork taking about `seconds` on one core (rank 0's
-/// measurement, the same on every rank).
+/// Seconds of CPU time this process has used.
+double cpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+/// The cores the ranks can use at once: the fewer of the ranks and the
+/// cores in the union of their affinity masks (`taskset -c 0 mpiexec`
+/// gives every rank the same single core).
+int usableCores() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  sched_getaffinity(0, sizeof mask, &mask);
+  cpu_set_t all;
+  MPI_Request request;
+  MPI_Iallreduce(&mask, &all, sizeof mask, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD, &request);
+  waitYielding(request);
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  return std::max(1, std::min(CPU_COUNT(&all), ranks));
+}
+
+/// Rounds of busyWork taking about `seconds` of CPU time: from rank 0's
+/// CPU time for 2^16 rounds, the least of 3 runs, the same on every rank.
+/// Another program's time slices are not this one's CPU time; timed on the
+/// clock (as it was), one slow run under load shortened the rounds 200-fold.
 long busyRounds(double seconds) {
-  long rounds = 1 << 16;
-  double start = now();
-  busyWork(rounds);
-  double taken = std::max(now() - start, 1e-9);
-  long wanted = std::max(1L, static_cast<long>(rounds * seconds / taken));
+  const long probe = 1 << 16;
+  double least = 1e30;
+  for (int run = 0; run < 3; ++run) {
+    const double start = cpuSeconds();
+    busyWork(probe);
+    least = std::min(least, cpuSeconds() - start);
+  }
+  long wanted =
+      std::max(1L, static_cast<long>(static_cast<double>(probe) * seconds / std::max(least, 1e-9)));
   MPI_Bcast(&wanted, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   return wanted;
 }
@@ -76,9 +108,11 @@ long busyRounds(double seconds) {
 /// lockstep a collective costs its latency; among busy ranks it also waits
 /// for the slowest partner, and where ranks share cores (4 ranks on 2) that
 /// wait is a share of the partner's time slice: tens to hundreds of
-/// microseconds, which a plan with more collectives pays each time.
+/// microseconds, which a plan with more collectives pays each time. Every
+/// group of the axis measures at once; the share of the `cores` usable
+/// cores all ranks had meanwhile tells whether another program ran.
 BusyLatencySample busyLatency(shardrt_context *ctx, const shardrt_group &group, MPI_Comm comm,
-                              const Options &o, long rounds) {
+                              const Options &o, long rounds, int cores) {
   std::vector<float> in(4, 1.0f), out(4);
   const int count = o.repeats * 8;
   auto block = [&](bool synchronize) {
@@ -91,13 +125,23 @@ BusyLatencySample busyLatency(shardrt_context *ctx, const shardrt_group &group, 
     };
   };
   std::vector<double> synchronized, free;
+  const double cpuStart = cpuSeconds(), wallStart = now();
   for (int pair = 0; pair < 2 * o.repeats + 1; ++pair) {
     const bool warmUp = pair == 0;
     for (bool synchronize : {pair % 2 == 0, pair % 2 != 0})
       (synchronize ? synchronized : free)
           .push_back(samples(comm, 1, block(synchronize), warmUp).front());
   }
-  return busyLatencyEstimate(synchronized, free, count);
+  // CPU time summed and wall time at its longest over all ranks.
+  double local[2] = {cpuSeconds() - cpuStart, -(now() - wallStart)}, all[2];
+  MPI_Request request;
+  MPI_Iallreduce(&local[0], &all[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+  waitYielding(request);
+  MPI_Iallreduce(&local[1], &all[1], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD, &request);
+  waitYielding(request);
+  BusyLatencySample sample = busyLatencyEstimate(synchronized, free, count);
+  sample.coreShare = coreShare(all[0], -all[1], cores);
+  return sample;
 }
 
 /// How many times a busy latency past the bound is measured in all.
@@ -111,11 +155,16 @@ struct AxisMeasurement {
   AxisCost lockstep{0, 0};
   double busy = -1, lockstepLatency = 0;
   BusyLatencySample smallestAttempt;
+  /// The largest share of the cores in an attempt, and whether every
+  /// attempt was disturbed.
+  double bestCoreShare = 0;
+  bool disturbed = false;
+  size_t attempts = 0;
 };
 
 /// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
 AxisMeasurement measureAxis(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank,
-                            const Options &o, long rounds) {
+                            const Options &o, long rounds, int cores) {
   int64_t stride = 1;
   for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
     stride *= mesh.axes[a].size;
@@ -148,21 +197,25 @@ AxisMeasurement measureAxis(shardrt_context *ctx, const Mesh &mesh, size_t axis,
     kindLatencies.push_back(small);
   }
   m.lockstepLatency = lockstepLatency(kindLatencies);
-  // A busy latency past the bound is measured again after a pause (a burst
-  // of another program's work may have passed), by every group of the axis
-  // at once, so that they share the cores as the first time.
+  // A busy latency past its limit or disturbed is measured again after a
+  // pause (a burst of another program's work may have passed), by every
+  // group of the axis at once, so that they share the cores as the first time.
   std::vector<BusyLatencySample> attempts;
   for (int attempt = 0; attempt < kBusyLatencyAttempts; ++attempt) {
     if (attempt > 0)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    attempts.push_back(busyLatency(ctx, group, comm, o, rounds));
+    attempts.push_back(busyLatency(ctx, group, comm, o, rounds, cores));
     m.busy = chooseBusyLatency(attempts, m.lockstepLatency);
     const double limit = busyLatencyLimit(attempts.back(), m.lockstepLatency);
     if (rank == 0)
-      std::printf("%s: among busy ranks a collective adds %.2f us to a %.2f us round%s\n",
+      std::printf("%s: among busy ranks a collective adds %.2f us to a %.2f us round (the ranks "
+                  "had %.0f%% of %d cores)%s%s\n",
                   label.c_str(), attempts.back().added * 1e6, attempts.back().round * 1e6,
-                  attempts.back().added <= limit ? "" : " (past the limit)");
-    int again = m.busy < 0, anyAgain = 0;
+                  attempts.back().coreShare * 100, cores,
+                  attempts.back().added <= limit ? "" : ", past the limit",
+                  busyLatencyDisturbed(attempts.back()) ? ", disturbed" : "");
+    m.disturbed = std::all_of(attempts.begin(), attempts.end(), busyLatencyDisturbed);
+    int again = m.busy < 0 || m.disturbed, anyAgain = 0;
     MPI_Request request;
     MPI_Iallreduce(&again, &anyAgain, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
     waitYielding(request);
@@ -172,6 +225,9 @@ AxisMeasurement measureAxis(shardrt_context *ctx, const Mesh &mesh, size_t axis,
   m.smallestAttempt = *std::min_element(
       attempts.begin(), attempts.end(),
       [](const BusyLatencySample &a, const BusyLatencySample &b) { return a.added < b.added; });
+  for (const BusyLatencySample &attempt : attempts)
+    m.bestCoreShare = std::max(m.bestCoreShare, attempt.coreShare);
+  m.attempts = attempts.size();
   MPI_Comm_free(&comm);
   return m;
 }
@@ -200,6 +256,13 @@ std::vector<AxisCost> resolveAxes(const std::vector<AxisMeasurement> &measured, 
   std::vector<AxisCost> costs;
   for (const AxisMeasurement &m : measured) {
     double busy = m.busy;
+    if (busy >= 0 && m.disturbed && rank == 0)
+      std::fprintf(stderr,
+                   "shardc-calibrate: warning: axis %s - another program ran while the busy "
+                   "latency was measured (the ranks had %.0f%% of their cores at best, in %zu "
+                   "measurements): %.2f us written, which counts that program's time slices "
+                   "too; calibrate again on a quiet machine\n",
+                   m.name.c_str(), m.bestCoreShare * 100, m.attempts, busy * 1e6);
     if (busy < 0) {
       busy = fallbackBusyLatency(believed);
       std::string written = "its lockstep latencies";
@@ -228,11 +291,12 @@ std::vector<AxisCost> resolveAxes(const std::vector<AxisMeasurement> &measured, 
 
 std::vector<std::pair<std::string, AxisCost>> measureAxes(shardrt_context *ctx, const Mesh &mesh,
                                                           int rank, const Options &o) {
+  const int cores = usableCores();
   const long rounds = busyRounds(o.gemmN >= 256 ? 250e-6 : 50e-6);
   std::vector<AxisMeasurement> measured;
   for (size_t a = 0; a < mesh.axes.size(); ++a)
     if (mesh.axes[a].size > 1)
-      measured.push_back(measureAxis(ctx, mesh, a, rank, o, rounds));
+      measured.push_back(measureAxis(ctx, mesh, a, rank, o, rounds, cores));
   const std::vector<AxisCost> costs = resolveAxes(measured, rank);
   std::vector<std::pair<std::string, AxisCost>> axes;
   for (size_t a = 0; a < measured.size(); ++a)

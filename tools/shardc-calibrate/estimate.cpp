@@ -34,12 +34,30 @@ double busyLatencyLimit(const BusyLatencySample &sample, double lockstep) {
   return std::max(kBusyLatencyLimitRatio * lockstep, kBusyLatencyLimitRounds * sample.round);
 }
 
+double coreShare(double cpuSeconds, double wallSeconds, int cores) {
+  if (!(wallSeconds > 0) || cores < 1)
+    return 1;
+  return std::min(1.0, cpuSeconds / (wallSeconds * cores));
+}
+
+bool busyLatencyDisturbed(const BusyLatencySample &sample) {
+  return sample.coreShare < kBusyLatencyMinCoreShare;
+}
+
 double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double lockstep) {
   double chosen = -1;
-  for (const BusyLatencySample &attempt : attempts)
-    if (attempt.added <= busyLatencyLimit(attempt, lockstep) &&
-        (chosen < 0 || attempt.added < chosen))
+  bool chosenDisturbed = true;
+  for (const BusyLatencySample &attempt : attempts) {
+    if (attempt.added > busyLatencyLimit(attempt, lockstep))
+      continue;
+    const bool disturbed = busyLatencyDisturbed(attempt);
+    // An undisturbed attempt wins over any disturbed one, then the smaller.
+    if (chosen < 0 || (chosenDisturbed && !disturbed) ||
+        (disturbed == chosenDisturbed && attempt.added < chosen)) {
       chosen = attempt.added;
+      chosenDisturbed = disturbed;
+    }
+  }
   return chosen;
 }
 
