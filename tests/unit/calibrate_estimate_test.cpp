@@ -144,3 +144,33 @@ TEST_CASE("calibrate estimate: fallback for a busy latency not believed", "[cali
   CHECK(fallbackBusyLatency({}) == 0);
   CHECK(fallbackBusyLatency({80 * us, 120 * us}) == Approx(120 * us));
 }
+
+TEST_CASE("calibrate estimate: gemm rates with the operands no faster than memory", "[calibrate]") {
+  // Products at 100 GFLOP/s whose operands move at 5 GB/s; memory at 7 GB/s.
+  auto product = [](double flops, double bytes, double rate, double bandwidth) {
+    return GemmSample{flops, bytes, flops / rate + bytes / bandwidth};
+  };
+  const double square = 2.0 * 1024 * 1024 * 1024, squareBytes = 3.0 * 4 * 1024 * 1024;
+  const double skinny = 2.0 * 128 * 1024 * 4096,
+               skinnyBytes = 4.0 * (128 * 1024 + 1024 * 4096 + 128 * 4096);
+  GemmRates clean = fitGemm(product(square, squareBytes, 100e9, 5e9),
+                            product(skinny, skinnyBytes, 100e9, 5e9), 7e9);
+  CHECK(clean.flopRate == Approx(100e9));
+  CHECK(clean.operandBandwidth == Approx(5e9));
+  SECTION("a slow square product: no solution, the memory's bandwidth") {
+    // The square product was disturbed, so the skinny one looks cheaper per
+    // flop and per byte; this wrote 1e15 B/s (operands free) before.
+    GemmSample slowSquare = product(square, squareBytes, 100e9, 5e9);
+    slowSquare.seconds *= 1.5;
+    GemmRates r = fitGemm(slowSquare, product(skinny, skinnyBytes, 100e9, 5e9), 7e9);
+    CHECK(r.operandBandwidth == 7e9);
+    CHECK(r.flopRate > 0);
+    CHECK(r.flopRate < 100e9);
+  }
+  SECTION("a solution faster than memory is clamped to it") {
+    GemmSample slowSkinny = product(skinny, skinnyBytes, 100e9, 5e9);
+    slowSkinny.seconds *= 0.9; // the skinny product's bytes look almost free
+    GemmRates r = fitGemm(product(square, squareBytes, 100e9, 5e9), slowSkinny, 7e9);
+    CHECK(r.operandBandwidth == 7e9);
+  }
+}

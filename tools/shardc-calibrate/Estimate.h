@@ -85,6 +85,26 @@ double busyLatencyLimit(const BusyLatencySample &sample, double lockstep);
 /// none is believed.
 double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double lockstep);
 
+/// Flops, bytes (its operands and result) and seconds of one product.
+struct GemmSample {
+  double flops = 0, bytes = 0, seconds = 0;
+};
+
+/// A product's flop rate and the bandwidth at which it moves its operands.
+struct GemmRates {
+  double flopRate = 0, operandBandwidth = 0;
+};
+
+/// The rates from a square and a skinny product, solving
+/// seconds = flops / flopRate + bytes / operandBandwidth for the two. A
+/// product reads its operands from memory at least once, so they move no
+/// faster than `memoryBandwidth` (the triad's): a faster solution, or none
+/// (noise made one product look cheaper per flop and per byte), is noise,
+/// and the operands are priced at the memory's bandwidth with the rate
+/// solved from the square product. (An infinite bandwidth, written before,
+/// made every plan that keeps whole weights look free of operand traffic.)
+GemmRates fitGemm(const GemmSample &square, const GemmSample &skinny, double memoryBandwidth);
+
 /// The busy latency written for an axis whose every attempt was past the
 /// bound: the largest figure believed on another axis of the same run (the
 /// same ranks on the same cores), or 0 when no axis was believed (each

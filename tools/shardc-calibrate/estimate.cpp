@@ -61,6 +61,22 @@ double chooseBusyLatency(const std::vector<BusyLatencySample> &attempts, double 
   return chosen;
 }
 
+GemmRates fitGemm(const GemmSample &square, const GemmSample &skinny, double memoryBandwidth) {
+  // square.seconds = square.flops x + square.bytes y, and the same for
+  // skinny: x seconds per flop, y per byte.
+  const double det = square.flops * skinny.bytes - skinny.flops * square.bytes;
+  const double y =
+      det != 0 ? (square.flops * skinny.seconds - skinny.flops * square.seconds) / det : 0;
+  const double x = (square.seconds - square.bytes * y) / square.flops;
+  if (x > 0 && y > 0 && 1 / y <= memoryBandwidth)
+    return {1 / x, 1 / y};
+  const double perByte = 1 / memoryBandwidth;
+  const double perFlop = (square.seconds - square.bytes * perByte) / square.flops;
+  // The operands alone take longer than the square product did: its rate
+  // with the operands free.
+  return {perFlop > 0 ? 1 / perFlop : square.flops / square.seconds, memoryBandwidth};
+}
+
 double fallbackBusyLatency(const std::vector<double> &believedOnOtherAxes) {
   if (believedOnOtherAxes.empty())
     return 0;

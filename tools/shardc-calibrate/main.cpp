@@ -5,12 +5,12 @@
 //
 // Every time is the slowest rank's; repeated, a figure is the lower quartile
 // of its samples (noise only adds time), see Estimate.h.
-// 1. gemm per rank, f32 and f64 (OpenBLAS with one thread per rank as in
-//    the executables, every rank at once), a square n^3 product and a
-//    skinny (n/8) x n x 4n one:
-//    the flop rate and the bandwidth at which operands are moved, solved from
-//    time = flops / rate + bytes / bandwidth for the two; memory bandwidth per
-//    rank (a triad).
+// 1. Memory bandwidth per rank (a triad); gemm per rank, f32 and f64
+//    (OpenBLAS with one thread per rank as in the executables, every rank at
+//    once), a square n^3 product and a skinny (n/8) x n x 4n one: the flop
+//    rate and the bandwidth at which operands are moved, solved from
+//    time = flops / rate + bytes / bandwidth for the two, the operands no
+//    faster than the memory (fitGemm).
 // 2. Per mesh axis of size > 1, on the groups of the devices that differ
 //    only in that axis's coordinate: the runtime's own all_gather,
 //    all_reduce, reduce_scatter and all_to_all (libshardrt, the calls the
@@ -33,6 +33,7 @@
 #include "passes/auto_shard/CostModel.h"
 #include "runtime/shardrt.h"
 #include "tools/shardc-calibrate/Calibrate.h"
+#include "tools/shardc-calibrate/Estimate.h"
 
 #include <cblas.h>
 #include <mpi.h>
@@ -96,11 +97,7 @@ Mesh parseMesh(const std::string &text, std::string &error) {
   return *module->meshes[0];
 }
 
-/// Flops, bytes and seconds of one m x k x n product.
-struct GemmSample {
-  double flops, bytes, seconds;
-};
-
+/// One m x k x n product's flops, bytes and time.
 template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
   std::vector<T> a(static_cast<size_t>(m) * k, T(1)), b(static_cast<size_t>(k) * n, T(1)),
       c(static_cast<size_t>(m) * n, T(0));
@@ -118,19 +115,11 @@ template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
   return {2.0 * m * static_cast<double>(k) * n, bytes, seconds};
 }
 
-/// The flop rate and operand bandwidth of `T` products (step 1). When noise
-/// makes the two-shape solve meaningless, the square product's rate with
-/// operands free (an infinite bandwidth, written as a very large one).
-template <typename T> std::pair<double, double> gemmRates(const Options &o) {
+/// The flop rate and operand bandwidth of `T` products (step 1), the
+/// operands moving no faster than `memoryBandwidth` (fitGemm).
+template <typename T> GemmRates gemmRates(const Options &o, double memoryBandwidth) {
   const int n = o.gemmN, skinny = std::max(o.gemmN / 8, 1);
-  GemmSample sq = gemm<T>(o, n, n, n), sk = gemm<T>(o, skinny, n, 4 * n);
-  // sq.seconds = sq.flops x + sq.bytes y, sk.seconds = sk.flops x + sk.bytes y.
-  double det = sq.flops * sk.bytes - sk.flops * sq.bytes;
-  double y = det != 0 ? (sq.flops * sk.seconds - sk.flops * sq.seconds) / det : 0;
-  double x = (sq.seconds - sq.bytes * y) / sq.flops;
-  if (!(x > 0) || !(y > 0))
-    return {sq.flops / sq.seconds, 1e15};
-  return {1 / x, 1 / y};
+  return fitGemm(gemm<T>(o, n, n, n), gemm<T>(o, skinny, n, 4 * n), memoryBandwidth);
 }
 
 double memoryBandwidth(const Options &o) {
@@ -212,11 +201,11 @@ int main(int argc, char **argv) {
   char *runtimeArgs[] = {argv[0], nullptr};
   shardrt_context *ctx = shardrt_init(&runtimeMesh.program, 1, runtimeArgs);
   CostModel model = defaultCostModel();
-  auto [f32Rate, operandBandwidth] = gemmRates<float>(o);
-  model.flops[DType::F32] = f32Rate;
-  model.flops[DType::F64] = gemmRates<double>(o).first;
-  model.gemmBandwidth = operandBandwidth;
   model.memoryBandwidth = memoryBandwidth(o);
+  const GemmRates f32 = gemmRates<float>(o, model.memoryBandwidth);
+  model.flops[DType::F32] = f32.flopRate;
+  model.flops[DType::F64] = gemmRates<double>(o, model.memoryBandwidth).flopRate;
+  model.gemmBandwidth = f32.operandBandwidth;
   if (rank == 0)
     std::printf("gemm f32 %.1f GFLOP/s, f64 %.1f GFLOP/s per rank, operands moved at %.2f GB/s; "
                 "memory %.2f GB/s per rank\n",
