@@ -122,8 +122,9 @@ TEST_CASE("calibrate estimate: another program's share of the cores", "[calibrat
   const double busyMachine = coreShare(0.9, 1.0, 2);
   CHECK(busyMachine == Approx(0.45));
   CHECK(busyLatencyDisturbed({100 * us, 250 * us, busyMachine}));
-  CHECK_FALSE(busyLatencyDisturbed({100 * us, 250 * us, coreShare(1.9, 1.0, 2)}));
-  CHECK(coreShare(1.0, 0.0, 2) == 1); // nothing measured
+  CHECK_FALSE(busyLatencyDisturbed({100 * us, 250 * us, coreShare(1.96, 1.0, 2)}));
+  CHECK(busyLatencyDisturbed({100 * us, 250 * us, coreShare(1.6, 1.0, 2)})); // one other program
+  CHECK(coreShare(1.0, 0.0, 2) == 1);                                        // nothing measured
 }
 
 TEST_CASE("calibrate estimate: an undisturbed attempt is preferred", "[calibrate]") {
