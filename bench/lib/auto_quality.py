@@ -55,8 +55,13 @@ def _cost_model(b, mesh, ranks):
         path = os.path.join(b.work, "model_" + "x".join(str(n) for _, n in mesh) + ".json")
         calibrate = os.path.join(os.path.dirname(os.path.dirname(b.shardc)),
                                  "shardc-calibrate", "shardc-calibrate")
-        run([b.mpiexec, "-n", str(ranks), calibrate, "--mesh", text, "-o", path]
-            + (["--quick"] if b.smoke else []), 600)
+        out = run([b.mpiexec, "-n", str(ranks), calibrate, "--mesh", text, "-o", path]
+                  + (["--quick"] if b.smoke else []), 600, with_stderr=True)
+        # The figures that price every plan of the run, and any warning that
+        # one of them was not believed (the machine was busy).
+        for line in out.splitlines():
+            if "among busy ranks" in line or "warning" in line:
+                b.log(f"calibration {text}: {line}")
         _MODELS[key] = path
     return _MODELS[key]
 

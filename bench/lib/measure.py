@@ -11,9 +11,10 @@ class BenchError(Exception):
     """A benchmark could not run (a build, a command or its output failed)."""
 
 
-def run(cmd, timeout, env=None, cwd=None):
-    """Runs `cmd`; returns its stdout. Raises BenchError with the command and
-    its stderr when it fails or runs past `timeout` seconds."""
+def run(cmd, timeout, env=None, cwd=None, with_stderr=False):
+    """Runs `cmd`; returns its stdout (followed by its stderr when
+    `with_stderr`). Raises BenchError with the command and its stderr when it
+    fails or runs past `timeout` seconds."""
     full_env = dict(os.environ)
     full_env.update(env or {})
     try:
@@ -26,7 +27,7 @@ def run(cmd, timeout, env=None, cwd=None):
     if done.returncode != 0:
         raise BenchError(f"exit {done.returncode}: {' '.join(map(str, cmd))}\n"
                          + (done.stderr.strip() or done.stdout.strip())[-2000:])
-    return done.stdout
+    return done.stdout + done.stderr if with_stderr else done.stdout
 
 
 def wall_times(cmd, repeats, timeout, env=None):

@@ -3,12 +3,14 @@
 //
 //   mpiexec -n 8 shardc-calibrate --mesh '<["x"=2, "y"=4]>' -o model.json
 //
-// 1. gemm per rank, f32 and f64 (OpenBLAS with one thread per rank as in
-//    the executables, every rank at once, the slowest
-//    rank's median), a square n^3 product and a skinny (n/8) x n x 4n one:
-//    the flop rate and the bandwidth at which operands are moved, solved from
-//    time = flops / rate + bytes / bandwidth for the two; memory bandwidth per
-//    rank (a triad).
+// Every time is the slowest rank's; repeated, a figure is the lower quartile
+// of its samples (noise only adds time), see Estimate.h.
+// 1. Memory bandwidth per rank (a triad); gemm per rank, f32 and f64
+//    (OpenBLAS with one thread per rank as in the executables, every rank at
+//    once), a square n^3 product and a skinny (n/8) x n x 4n one: the flop
+//    rate and the bandwidth at which operands are moved, solved from
+//    time = flops / rate + bytes / bandwidth for the two, the operands no
+//    faster than the memory (fitGemm).
 // 2. Per mesh axis of size > 1, on the groups of the devices that differ
 //    only in that axis's coordinate: the runtime's own all_gather,
 //    all_reduce, reduce_scatter and all_to_all (libshardrt, the calls the
@@ -22,36 +24,31 @@
 //    mean. Also the time a collective adds among ranks that compute between
 //    collectives (busyLatency): where ranks share cores it is far above the
 //    lockstep latency, and the larger of the two is written as the latency.
+//    A busy latency past its limit (busyLatencyLimit: far above the lockstep
+//    latency and more than rounds of arithmetic between collectives) is
+//    measured again (twice at most) and, still past it, replaced by another
+//    axis's believed figure (or dropped) with a warning on stderr.
 // Bad arguments (no or bad mesh, a mesh of another size than -n): exit 2.
 #include "frontend/Parser.h"
 #include "passes/auto_shard/CostModel.h"
 #include "runtime/shardrt.h"
+#include "tools/shardc-calibrate/Calibrate.h"
+#include "tools/shardc-calibrate/Estimate.h"
 
 #include <cblas.h>
 #include <mpi.h>
-#include <sched.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
 using namespace shardc;
 using namespace shardc::autoshard;
+using namespace shardc::calibrate;
 
 namespace {
-
-struct Options {
-  std::string mesh, output;
-  int gemmN = 1024;
-  size_t streamBytes = 64u << 20;
-  size_t collectiveBytes = 8u << 20;
-  int repeats = 5;
-};
 
 /// The usage error of `argv`, or "" when the options are good.
 std::string parseArgs(int argc, char **argv, Options &o) {
@@ -100,49 +97,13 @@ Mesh parseMesh(const std::string &text, std::string &error) {
   return *module->meshes[0];
 }
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-/// Waits for `request` giving the core up between polls: a rank spinning in
-/// a blocking MPI call would hold a core that a rank of another group needs
-/// when ranks outnumber cores, and the time slices it spins away would land
-/// in the other group's measurement.
-void waitYielding(MPI_Request &request) {
-  int done = 0;
-  for (MPI_Test(&request, &done, MPI_STATUS_IGNORE); !done;
-       MPI_Test(&request, &done, MPI_STATUS_IGNORE))
-    sched_yield();
-}
-
-/// The median over `repeats` of the slowest rank's time of `body` on `comm`.
-double timed(MPI_Comm comm, int repeats, const std::function<void()> &body) {
-  body(); // warm up
-  std::vector<double> times;
-  for (int r = 0; r < repeats; ++r) {
-    MPI_Request request;
-    MPI_Ibarrier(comm, &request);
-    waitYielding(request);
-    double start = now();
-    body();
-    double local = now() - start, slowest = 0;
-    MPI_Iallreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
-    waitYielding(request);
-    times.push_back(slowest);
-  }
-  std::sort(times.begin(), times.end());
-  return std::max(times[times.size() / 2], 1e-9);
-}
-
-/// Flops, bytes and seconds of one m x k x n product.
-struct GemmSample {
-  double flops, bytes, seconds;
-};
-
+/// One m x k x n product's flops, bytes and time.
 template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
   std::vector<T> a(static_cast<size_t>(m) * k, T(1)), b(static_cast<size_t>(k) * n, T(1)),
       c(static_cast<size_t>(m) * n, T(0));
-  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+  // The products are the costliest figures (~0.1 s a run at n = 1024):
+  // two runs more than asked, not twice as many.
+  double seconds = timed(MPI_COMM_WORLD, o.repeats + 2, [&] {
     if constexpr (sizeof(T) == 4)
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
                   n, 0.0f, c.data(), n);
@@ -154,147 +115,21 @@ template <typename T> GemmSample gemm(const Options &o, int m, int k, int n) {
   return {2.0 * m * static_cast<double>(k) * n, bytes, seconds};
 }
 
-/// The flop rate and operand bandwidth of `T` products (step 1). When noise
-/// makes the two-shape solve meaningless, the square product's rate with
-/// operands free (an infinite bandwidth, written as a very large one).
-template <typename T> std::pair<double, double> gemmRates(const Options &o) {
+/// The flop rate and operand bandwidth of `T` products (step 1), the
+/// operands moving no faster than `memoryBandwidth` (fitGemm).
+template <typename T> GemmRates gemmRates(const Options &o, double memoryBandwidth) {
   const int n = o.gemmN, skinny = std::max(o.gemmN / 8, 1);
-  GemmSample sq = gemm<T>(o, n, n, n), sk = gemm<T>(o, skinny, n, 4 * n);
-  // sq.seconds = sq.flops x + sq.bytes y, sk.seconds = sk.flops x + sk.bytes y.
-  double det = sq.flops * sk.bytes - sk.flops * sq.bytes;
-  double y = det != 0 ? (sq.flops * sk.seconds - sk.flops * sq.seconds) / det : 0;
-  double x = (sq.seconds - sq.bytes * y) / sq.flops;
-  if (!(x > 0) || !(y > 0))
-    return {sq.flops / sq.seconds, 1e15};
-  return {1 / x, 1 / y};
+  return fitGemm(gemm<T>(o, n, n, n), gemm<T>(o, skinny, n, 4 * n), memoryBandwidth);
 }
 
 double memoryBandwidth(const Options &o) {
   size_t n = std::max<size_t>(o.streamBytes / (3 * sizeof(double)), 1024);
   std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
-  double seconds = timed(MPI_COMM_WORLD, o.repeats, [&] {
+  double seconds = timed(MPI_COMM_WORLD, 2 * o.repeats, [&] {
     for (size_t i = 0; i < n; ++i)
       a[i] = b[i] + 3.0 * c[i];
   });
   return 3.0 * sizeof(double) * static_cast<double>(n) / seconds;
-}
-
-/// One runtime collective over `group` (of `p` devices) of a `bytes`-byte
-/// buffer: the gathered, reduced or exchanged whole.
-void collective(shardrt_context *ctx, const shardrt_group &group, const std::string &kind, int p,
-                size_t bytes, std::vector<float> &in, std::vector<float> &out) {
-  const int64_t count = static_cast<int64_t>(std::max<size_t>(bytes / sizeof(float), p) / p * p);
-  in.resize(static_cast<size_t>(count));
-  out.resize(static_cast<size_t>(count));
-  const int64_t block[] = {count / p}, whole[] = {count};
-  if (kind == "all_gather")
-    shardrt_all_gather(ctx, -1, &group, SHARDRT_F32, 1, block, 0, in.data(), out.data());
-  else if (kind == "all_reduce")
-    shardrt_all_reduce(ctx, -1, &group, SHARDRT_F32, count, SHARDRT_SUM, in.data(), out.data());
-  else if (kind == "reduce_scatter")
-    shardrt_reduce_scatter(ctx, -1, &group, SHARDRT_F32, 1, whole, 0, in.data(), out.data());
-  else
-    shardrt_all_to_all(ctx, -1, &group, SHARDRT_F32, 1, whole, 0, 0, in.data(), out.data());
-}
-
-/// The bytes the reshard planner counts per device for a collective over
-/// `p` devices of a `buffer`-byte value (the gathered, reduced or exchanged
-/// whole).
-double plannerBytes(const std::string &kind, int p, double buffer) {
-  double share = buffer * (p - 1) / p;
-  return kind == "all_reduce" ? 2 * share : share;
-}
-
-/// A rank's share of arithmetic: `rounds` multiply-adds in a dependent chain.
-double busyWork(long rounds) {
-  static volatile double sink;
-  double a = 1.0;
-  for (long i = 0; i < rounds; ++i)
-    a = a * 1.0000001 + 1e-9;
-  sink = a;
-  return a;
-}
-
-/// Rounds of busyWork taking about `seconds` on one core (rank 0's
-/// measurement, the same on every rank).
-long busyRounds(double seconds) {
-  long rounds = 1 << 16;
-  double start = now();
-  busyWork(rounds);
-  double taken = std::max(now() - start, 1e-9);
-  long wanted = std::max(1L, static_cast<long>(rounds * seconds / taken));
-  MPI_Bcast(&wanted, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  return wanted;
-}
-
-/// What a collective on `group` adds to a program whose ranks compute
-/// between collectives: `o.repeats` x 8 rounds of ~250 us of arithmetic per
-/// rank, with and without a small all_reduce after each, the difference
-/// per round (median of 3). In lockstep a collective costs its latency;
-/// among busy ranks it also waits for the slowest partner, and where ranks
-/// share cores (4 ranks on 2) that wait is a share of the partner's time
-/// slice: hundreds of microseconds, which a plan with more collectives
-/// pays each time.
-double busyLatency(shardrt_context *ctx, const shardrt_group &group, MPI_Comm comm,
-                   const Options &o, long rounds) {
-  std::vector<float> in(4, 1.0f), out(4);
-  const int count = o.repeats * 8;
-  auto run = [&](bool synchronize) {
-    return timed(comm, 1, [&] {
-      for (int i = 0; i < count; ++i) {
-        busyWork(rounds);
-        if (synchronize)
-          shardrt_all_reduce(ctx, -1, &group, SHARDRT_F32, 4, SHARDRT_SUM, in.data(), out.data());
-      }
-    });
-  };
-  std::vector<double> added;
-  for (int r = 0; r < 3; ++r)
-    added.push_back(std::max(0.0, run(true) - run(false)) / count);
-  std::sort(added.begin(), added.end());
-  return added[1];
-}
-
-/// Step 2 for the axis `axis` of `mesh`; prints each kind on rank 0.
-AxisCost axisCost(shardrt_context *ctx, const Mesh &mesh, size_t axis, int rank, const Options &o,
-                  long rounds) {
-  int64_t stride = 1;
-  for (size_t a = axis + 1; a < mesh.axes.size(); ++a)
-    stride *= mesh.axes[a].size;
-  int64_t size = mesh.axes[axis].size;
-  int64_t coordinate = (rank / stride) % size;
-  MPI_Comm comm;
-  MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(rank - coordinate * stride),
-                 static_cast<int>(coordinate), &comm);
-  const shardrt_axis_ref ref{static_cast<int64_t>(axis), 1, size};
-  const shardrt_group group{0, 1, &ref};
-  AxisCost mean(0, 0);
-  std::vector<float> in, out;
-  const double busy = busyLatency(ctx, group, comm, o, rounds);
-  if (rank == 0)
-    std::printf("axis %s (%lld ranks): among busy ranks a collective adds %.2f us\n",
-                mesh.axes[axis].name.c_str(), static_cast<long long>(size), busy * 1e6);
-  const char *kinds[] = {"all_gather", "all_reduce", "reduce_scatter", "all_to_all"};
-  for (const char *kind : kinds) {
-    const int p = static_cast<int>(size);
-    double small =
-        timed(comm, o.repeats * 4, [&] { collective(ctx, group, kind, p, 4 * p, in, out); });
-    double large = timed(comm, o.repeats,
-                         [&] { collective(ctx, group, kind, p, o.collectiveBytes, in, out); });
-    double bandwidth = plannerBytes(kind, p, static_cast<double>(o.collectiveBytes)) /
-                       std::max(large - small, 1e-9);
-    if (rank == 0)
-      std::printf("axis %s (%lld ranks): %-14s latency %.2f us, bandwidth %.3f GB/s\n",
-                  mesh.axes[axis].name.c_str(), static_cast<long long>(size), kind, small * 1e6,
-                  bandwidth / 1e9);
-    // The model's latency is what a program pays: the larger of the two.
-    const double latency = std::max(small, busy);
-    mean.kinds[kind] = CollectiveCost{latency, bandwidth};
-    mean.latency += latency / 4;
-    mean.bandwidth += bandwidth / 4;
-  }
-  MPI_Comm_free(&comm);
-  return mean;
 }
 
 /// The mesh described to the runtime: its axes, and one group per axis made
@@ -366,23 +201,19 @@ int main(int argc, char **argv) {
   char *runtimeArgs[] = {argv[0], nullptr};
   shardrt_context *ctx = shardrt_init(&runtimeMesh.program, 1, runtimeArgs);
   CostModel model = defaultCostModel();
-  auto [f32Rate, operandBandwidth] = gemmRates<float>(o);
-  model.flops[DType::F32] = f32Rate;
-  model.flops[DType::F64] = gemmRates<double>(o).first;
-  model.gemmBandwidth = operandBandwidth;
   model.memoryBandwidth = memoryBandwidth(o);
+  const GemmRates f32 = gemmRates<float>(o, model.memoryBandwidth);
+  model.flops[DType::F32] = f32.flopRate;
+  model.flops[DType::F64] = gemmRates<double>(o, model.memoryBandwidth).flopRate;
+  model.gemmBandwidth = f32.operandBandwidth;
   if (rank == 0)
     std::printf("gemm f32 %.1f GFLOP/s, f64 %.1f GFLOP/s per rank, operands moved at %.2f GB/s; "
                 "memory %.2f GB/s per rank\n",
                 model.flops[DType::F32] / 1e9, model.flops[DType::F64] / 1e9,
                 model.gemmBandwidth / 1e9, model.memoryBandwidth / 1e9);
-  const long rounds = busyRounds(o.gemmN >= 256 ? 250e-6 : 50e-6);
   AxisCost worst(0, 0);
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    if (mesh.axes[a].size <= 1)
-      continue;
-    AxisCost c = axisCost(ctx, mesh, a, rank, o, rounds);
-    model.axes[mesh.axes[a].name] = c;
+  for (const auto &[name, c] : measureAxes(ctx, mesh, rank, o)) {
+    model.axes[name] = c;
     worst.latency = std::max(worst.latency, c.latency);
     worst.bandwidth = worst.bandwidth == 0 ? c.bandwidth : std::min(worst.bandwidth, c.bandwidth);
     for (const auto &[kind, k] : c.kinds) {
