@@ -168,6 +168,8 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
       output += collectiveReport ? renderCollectiveReport(collectives)
                                  : formatAutoShardReport(autoReport);
     }
+    if (options.exitsAfter && &chunk == &chunks.back())
+      static_cast<void>(module.release()); // the process ends: no need to free it
   }
   if (failed ||
       (options.emit.empty() && !options.visualize && !options.explain && options.report.empty()))

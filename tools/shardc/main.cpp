@@ -24,6 +24,12 @@
 
 namespace {
 
+#ifdef SHARDC_SANITIZER_BUILD
+constexpr bool kSanitizerBuild = true;
+#else
+constexpr bool kSanitizerBuild = false;
+#endif
+
 std::string versionText() {
   return fmt::format("shardc version {}\nbuild: {}\npipeline: {}; --emit={}\n{}", SHARDC_VERSION,
                      SHARDC_BUILD_INFO, shardc::passNames(), fmt::join(shardc::emitKinds(), "|"),
@@ -179,6 +185,9 @@ int run(int argc, char **argv) {
   // --visualize draws on stdout or -o: the same rule, for that stream.
   options.visualizeColor =
       colorOpt->count() > 0 ? color : options.output == "-" && defaultColor(STDOUT_FILENO);
+  // A sanitizer build frees everything, so that LeakSanitizer can tell a
+  // leak from the program left to the operating system.
+  options.exitsAfter = !kSanitizerBuild;
   return shardc::runDriver(options);
 }
 
