@@ -214,6 +214,14 @@ bool anyOp(const Block &block, const std::function<bool(const Op &)> &pred) {
   return false;
 }
 
+bool hasAnySharding(const Function &f) {
+  auto sharded = [](const auto &value) { return value->sharding.has_value(); };
+  return std::any_of(f.body.args.begin(), f.body.args.end(), sharded) ||
+         anyOp(f.body, [&](const Op &op) {
+           return std::any_of(op.results.begin(), op.results.end(), sharded);
+         });
+}
+
 void walkBlocks(Module &module, const std::function<void(Block &)> &fn) {
   std::function<void(Block &)> visit = [&](Block &block) {
     fn(block);

@@ -268,6 +268,10 @@ void walkOps(const Block &block, const std::function<void(Op &)> &fn);
 /// walkOps' order; stops at the first (a check that most often succeeds at
 /// the first ops does not walk a long function).
 bool anyOp(const Block &block, const std::function<bool(const Op &)> &pred);
+/// Whether some argument or op result of `f` (regions included) has a
+/// sharding; stops at the first. A function with none is a single-device
+/// program, which export and partitioning leave alone.
+bool hasAnySharding(const Function &f);
 /// Every block of the module: function bodies, the snippet, the regions.
 void walkBlocks(Module &module, const std::function<void(Block &)> &fn);
 

@@ -111,15 +111,7 @@ bool exportShardings(Module &module, DiagnosticEngine &diags) {
     close(v.sharding);
   };
   for (auto &f : module.functions) {
-    // Stops at the first sharded value: usually among the first few, where
-    // a full walk would touch every value of a long function once more.
-    bool anySharded = std::any_of(f->body.args.begin(), f->body.args.end(),
-                                  [](const auto &arg) { return arg->sharding.has_value(); }) ||
-                      anyOp(f->body, [](const Op &op) {
-                        return std::any_of(op.results.begin(), op.results.end(),
-                                           [](const auto &r) { return r->sharding.has_value(); });
-                      });
-    if (!anySharded)
+    if (!hasAnySharding(*f))
       continue; // no shardings at all: a single-device program
     for (auto &arg : f->body.args)
       fix(*arg, f->body);

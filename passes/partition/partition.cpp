@@ -467,25 +467,13 @@ private:
   }
 };
 
-/// Whether any value of `f` is sharded on some mesh: a function without
-/// shardings is already its own per-device program.
-bool hasShardings(const Function &f) {
-  // Stops at the first: a full walk would touch every value once more.
-  return std::any_of(f.body.args.begin(), f.body.args.end(),
-                     [](const auto &a) { return a->sharding.has_value(); }) ||
-         anyOp(f.body, [](const Op &op) {
-           return std::any_of(op.results.begin(), op.results.end(),
-                              [](const auto &r) { return r->sharding.has_value(); });
-         });
-}
-
 } // namespace
 
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report) {
   std::vector<std::unique_ptr<Op>> graveyard;
   for (auto &f : module.functions) {
-    if (!hasShardings(*f))
-      continue;
+    if (!hasAnySharding(*f))
+      continue; // already its own per-device program
     FunctionPartitioner partitioner(module, *f, report);
     try {
       partitioner.run();
