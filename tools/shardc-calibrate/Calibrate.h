@@ -31,6 +31,11 @@ double now();
 /// Waits for `request` giving the core up between polls (see timing.cpp).
 void waitYielding(MPI_Request &request);
 
+/// MPI_Allreduce of `count` `type`s by `op` on `comm`, waiting as
+/// waitYielding does.
+void allreduceYielding(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm);
+
 /// The slowest rank's time of `body` on `comm`, `repeats` times (after a
 /// warm-up run unless `warmUp` is false).
 std::vector<double> samples(MPI_Comm comm, int repeats, const std::function<void()> &body,

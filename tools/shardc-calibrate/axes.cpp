@@ -73,9 +73,7 @@ int usableCores() {
   CPU_ZERO(&mask);
   sched_getaffinity(0, sizeof mask, &mask);
   cpu_set_t all;
-  MPI_Request request;
-  MPI_Iallreduce(&mask, &all, sizeof mask, MPI_BYTE, MPI_BOR, MPI_COMM_WORLD, &request);
-  waitYielding(request);
+  allreduceYielding(&mask, &all, static_cast<int>(sizeof mask), MPI_BYTE, MPI_BOR, MPI_COMM_WORLD);
   int ranks = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   return std::max(1, std::min(CPU_COUNT(&all), ranks));
@@ -134,11 +132,8 @@ BusyLatencySample busyLatency(shardrt_context *ctx, const shardrt_group &group, 
   }
   // CPU time summed and wall time at its longest over all ranks.
   double local[2] = {cpuSeconds() - cpuStart, -(now() - wallStart)}, all[2];
-  MPI_Request request;
-  MPI_Iallreduce(&local[0], &all[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
-  waitYielding(request);
-  MPI_Iallreduce(&local[1], &all[1], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD, &request);
-  waitYielding(request);
+  allreduceYielding(&local[0], &all[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  allreduceYielding(&local[1], &all[1], 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   BusyLatencySample sample = busyLatencyEstimate(synchronized, free, count);
   sample.coreShare = coreShare(all[0], -all[1], cores);
   return sample;
@@ -216,9 +211,7 @@ AxisMeasurement measureAxis(shardrt_context *ctx, const Mesh &mesh, size_t axis,
                   busyLatencyDisturbed(attempts.back()) ? ", disturbed" : "");
     m.disturbed = std::all_of(attempts.begin(), attempts.end(), busyLatencyDisturbed);
     int again = m.busy < 0 || m.disturbed, anyAgain = 0;
-    MPI_Request request;
-    MPI_Iallreduce(&again, &anyAgain, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
-    waitYielding(request);
+    allreduceYielding(&again, &anyAgain, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (!anyAgain)
       break;
   }

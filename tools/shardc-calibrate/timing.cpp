@@ -25,6 +25,13 @@ void waitYielding(MPI_Request &request) {
     sched_yield();
 }
 
+void allreduceYielding(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Iallreduce(in, out, count, type, op, comm, &request);
+  waitYielding(request);
+}
+
 std::vector<double> samples(MPI_Comm comm, int repeats, const std::function<void()> &body,
                             bool warmUp) {
   if (warmUp)
@@ -37,8 +44,7 @@ std::vector<double> samples(MPI_Comm comm, int repeats, const std::function<void
     double start = now();
     body();
     double local = now() - start, slowest = 0;
-    MPI_Iallreduce(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm, &request);
-    waitYielding(request);
+    allreduceYielding(&local, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
     times.push_back(std::max(slowest, 1e-9));
   }
   return times;
