@@ -40,15 +40,18 @@ uint32_t bitsOf(float f) {
   return bits;
 }
 
-/// |got - want| in units of the spacing of floats at `want` (2^-149 for
-/// subnormals and 0); infinities only match themselves.
-double ulpError(float got, float want) {
+/// |got - want| in units of the spacing of T's values at `want` (2^-149 for
+/// float subnormals and 0, 2^-1074 for double's); infinities only match
+/// themselves. The difference is taken in long double, exact for two
+/// nearby floats or doubles.
+template <typename T> double ulpError(T got, T want) {
+  using limits = std::numeric_limits<T>;
   if (std::isinf(want) || std::isinf(got))
     return got == want ? 0 : std::numeric_limits<double>::infinity();
   int exponent;
-  std::frexp(want == 0 ? std::numeric_limits<float>::min() : want, &exponent);
-  double spacing = std::ldexp(1.0, std::max(exponent, -125) - 24);
-  return std::abs(double(got) - double(want)) / spacing;
+  std::frexp(want == 0 ? limits::min() : want, &exponent);
+  long double spacing = std::ldexp(1.0L, std::max(exponent, limits::min_exponent) - limits::digits);
+  return static_cast<double>(std::abs(static_cast<long double>(got) - want) / spacing);
 }
 
 class ExpKernel {
@@ -170,17 +173,6 @@ TEST_CASE("llvm math: f32 exp overflow, underflow, subnormals and special values
   CHECK(got[5] == 0.0f);
 }
 
-/// |got - want| in units of the spacing of doubles at `want` (2^-1074 for
-/// subnormals and 0); infinities only match themselves.
-double ulpError64(double got, double want) {
-  if (std::isinf(want) || std::isinf(got))
-    return got == want ? 0 : std::numeric_limits<double>::infinity();
-  int exponent;
-  std::frexp(want == 0 ? std::numeric_limits<double>::min() : want, &exponent);
-  double spacing = std::ldexp(1.0, std::max(exponent, -1021) - 53);
-  return std::abs(static_cast<long double>(got) - want) / spacing;
-}
-
 TEST_CASE("llvm math: f64 exp is inline and within 1 ulp of e^x from -746 to 710", "[llvm]") {
   const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
   INFO("target " << cpu);
@@ -227,7 +219,7 @@ TEST_CASE("llvm math: f64 exp is inline and within 1 ulp of e^x from -746 to 710
     // e^x in x87 extended precision rounded to double: correctly rounded
     // but for the vanishingly rare double-rounding tie.
     double want = static_cast<double>(std::exp(static_cast<long double>(xs[i])));
-    double error = ulpError64(out.floatAt(static_cast<int64_t>(i)), want);
+    double error = ulpError(out.floatAt(static_cast<int64_t>(i)), want);
     if (error > worst) {
       worst = error;
       worstX = xs[i];
