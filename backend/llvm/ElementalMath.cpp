@@ -9,8 +9,8 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <cmath>
-#include <iterator>
 #include <limits>
+#include <vector>
 
 namespace shardc::llvmgen::elemental {
 
@@ -57,19 +57,20 @@ llvm::Value *emitExp(KernelLowering &k, llvm::Value *x) {
   const double ln2Hi = isDouble ? 6.93147180369123816490e-01 : 0.693359375;
   const double ln2Lo = isDouble ? 1.90821492927058770002e-10 : -2.12194440054690582e-4;
   llvm::Value *r = fma(n, f(-ln2Lo), fma(n, f(-ln2Hi), clamped));
-  static const double kFloatCoefficients[] = {1.0,
-                                              1.0,
-                                              0.5,
-                                              0.16666577025597937,
-                                              0.041666554662048556,
-                                              0.008363173074517644,
-                                              0.001392617612010237};
-  std::vector<double> coefficients(std::begin(kFloatCoefficients), std::end(kFloatCoefficients));
-  if (isDouble) {
-    coefficients.assign(14, 1.0);
-    for (size_t i = 1; i < coefficients.size(); ++i)
-      coefficients[i] = coefficients[i - 1] / static_cast<double>(i); // 1 / i!
-  }
+  static const std::vector<double> kFloatCoefficients = {1.0,
+                                                         1.0,
+                                                         0.5,
+                                                         0.16666577025597937,
+                                                         0.041666554662048556,
+                                                         0.008363173074517644,
+                                                         0.001392617612010237};
+  static const std::vector<double> kDoubleCoefficients = [] {
+    std::vector<double> c(14, 1.0);
+    for (size_t i = 1; i < c.size(); ++i)
+      c[i] = c[i - 1] / static_cast<double>(i); // 1 / i!
+    return c;
+  }();
+  const std::vector<double> &coefficients = isDouble ? kDoubleCoefficients : kFloatCoefficients;
   llvm::Value *er = f(coefficients.back());
   for (size_t i = coefficients.size() - 1; i-- > 0;)
     er = fma(er, r, f(coefficients[i]));
