@@ -6,10 +6,45 @@
 #include "backend/interpreter/InterpreterInternal.h"
 #include "support/Einsum.h"
 
+#include <algorithm>
 #include <map>
+#include <utility>
 
 namespace shardc::interp::detail {
 namespace {
+
+/// Where batch `index` starts in each operand.
+std::pair<int64_t, int64_t> offsetsOf(const std::vector<int64_t> &index,
+                                      const std::vector<int64_t> &lStride,
+                                      const std::vector<int64_t> &rStride) {
+  int64_t lOff = 0, rOff = 0;
+  for (size_t i = 0; i < index.size(); ++i) {
+    lOff += index[i] * lStride[i];
+    rOff += index[i] * rStride[i];
+  }
+  return {lOff, rOff};
+}
+
+/// One batch's m x n product of row-major lhs (m x k) and rhs (k x n) read
+/// from `offsets`, in `Acc` (double for floats, wrapping uint64 for
+/// integers); `store(at, sum)` writes output element `at` of batch `b`.
+template <typename Acc, typename Element, typename Store>
+void accumulateRows(const std::vector<Element> &lhs, const std::vector<Element> &rhs,
+                    std::pair<int64_t, int64_t> offsets, int64_t b, int64_t m, int64_t k, int64_t n,
+                    Store store) {
+  std::vector<Acc> row(static_cast<size_t>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(row.begin(), row.end(), Acc(0));
+    for (int64_t p = 0; p < k; ++p) {
+      const Acc a = static_cast<Acc>(lhs[static_cast<size_t>(offsets.first + i * k + p)]);
+      const Element *r = rhs.data() + offsets.second + p * n;
+      for (int64_t j = 0; j < n; ++j)
+        row[static_cast<size_t>(j)] += a * static_cast<Acc>(r[j]);
+    }
+    for (int64_t j = 0; j < n; ++j)
+      store((b * m + i) * n + j, row[static_cast<size_t>(j)]);
+  }
+}
 
 Tensor matmul(const Op &op, const Tensor &lhs, const Tensor &rhs) {
   if (lhs.rank() < 2 || rhs.rank() < 2)
@@ -43,29 +78,20 @@ Tensor matmul(const Op &op, const Tensor &lhs, const Tensor &rhs) {
   shape.push_back(m);
   shape.push_back(n);
   Tensor out(TensorType{shape, lhs.dtype()});
-  forEachIndex(batch, [&](const std::vector<int64_t> &index, int64_t b) {
-    int64_t lOff = 0, rOff = 0;
-    for (size_t i = 0; i < batchRank; ++i) {
-      lOff += index[i] * lStride[i];
-      rOff += index[i] * rStride[i];
-    }
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t at = (b * m + i) * n + j;
-        if (lhs.holdsFloats()) {
-          double sum = 0;
-          for (int64_t p = 0; p < k; ++p)
-            sum += lhs.floatAt(lOff + i * k + p) * rhs.floatAt(rOff + p * n + j);
-          out.setFloat(at, sum);
-        } else {
-          uint64_t sum = 0;
-          for (int64_t p = 0; p < k; ++p)
-            sum += static_cast<uint64_t>(lhs.intAt(lOff + i * k + p)) *
-                   static_cast<uint64_t>(rhs.intAt(rOff + p * n + j));
-          out.setInt(at, sum);
-        }
-      }
-  });
+  // Row by row: out[i, :] accumulates lhs[i, p] * rhs[p, :] for p in order,
+  // so each element sums the same products in the same order as a dot
+  // product would, while rhs is read along its rows (a column walk made
+  // large operands miss the cache on every product).
+  if (lhs.holdsFloats())
+    forEachIndex(batch, [&](const std::vector<int64_t> &index, int64_t b) {
+      accumulateRows<double>(lhs.floats(), rhs.floats(), offsetsOf(index, lStride, rStride), b, m,
+                             k, n, [&](int64_t at, double v) { out.setFloat(at, v); });
+    });
+  else
+    forEachIndex(batch, [&](const std::vector<int64_t> &index, int64_t b) {
+      accumulateRows<uint64_t>(lhs.ints(), rhs.ints(), offsetsOf(index, lStride, rStride), b, m, k,
+                               n, [&](int64_t at, uint64_t v) { out.setInt(at, v); });
+    });
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -31,6 +32,15 @@ void Tensor::copyElement(int64_t to, const Tensor &src, int64_t from) {
     floats_[to] = src.floats_[from];
   else
     ints_[to] = src.ints_[from];
+}
+
+void Tensor::copyElements(int64_t to, const Tensor &src, int64_t from, int64_t count) {
+  if (count <= 0)
+    return;
+  if (holdsFloats())
+    std::copy_n(src.floats_.begin() + from, count, floats_.begin() + to);
+  else
+    std::copy_n(src.ints_.begin() + from, count, ints_.begin() + to);
 }
 
 Tensor Tensor::reshaped(std::vector<int64_t> shape) const {

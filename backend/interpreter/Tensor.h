@@ -58,6 +58,9 @@ public:
   void setInt(int64_t i, uint64_t v);
   /// Copies element `from` of `src` (same dtype) to element `to`.
   void copyElement(int64_t to, const Tensor &src, int64_t from);
+  /// Copies `count` consecutive elements of `src` (same dtype) from `from`
+  /// on to `to` on.
+  void copyElements(int64_t to, const Tensor &src, int64_t from, int64_t count);
   /// The same elements seen with another shape of the same element count.
   Tensor reshaped(std::vector<int64_t> shape) const;
 

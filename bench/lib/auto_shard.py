@@ -33,7 +33,9 @@ def scale(b):
         if not peak:
             raise BenchError(f"no peak memory in the report of {shd}")
         budget = int(peak.group(1)) // 2
-        for flags in ([], [f"--memory-budget={budget}"]):
+        limit_flags = ([f"--solver-time-limit={c['solver_time_limit']}"]
+                       if "solver_time_limit" in c else [])
+        for flags in ([], [f"--memory-budget={budget}"] + limit_flags):
             times = []
             for _ in range(c["repeats"]):
                 start = time.perf_counter()
@@ -42,7 +44,8 @@ def scale(b):
                 times.append(time.perf_counter() - start)
             report = run([b.shardc, shd, "--auto-shard", "--report=auto-sharding"] + flags, 600)
             median = sorted(times)[len(times) // 2]
-            what = f", {flags[0]} (half the unbudgeted peak)" if flags else ""
+            what = (f", {flags[0]} (half the unbudgeted peak)" if flags else "") + "".join(
+                f", {flag}" for flag in flags[1:])
             how = _line(report, "how: ")  # when the plan is not CBC's alone
             results.append(Result(
                 "auto-shard scale", f"transformer stack, {ops} ops, 2x2 mesh{what}, "

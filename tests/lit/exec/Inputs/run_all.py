@@ -1,6 +1,7 @@
 """End to end through real executables (issue 5): every program with a @main
 that compiles -- the examples and the lit programs (no expected errors, no
-split-input chunks) -- is built with `shardc -o`, run under MPICH's mpiexec
+split-input chunks), except those whose own RUN lines already do all of
+this -- is built with `shardc -o`, run under MPICH's mpiexec
 at its device count (the executable's --help says how many) on random
 inputs, and its outputs compared with the reference interpreter's
 (`shardc --interpret`) on the same inputs. Prints one line per program and
@@ -19,7 +20,21 @@ from lit_programs import runnable_programs  # noqa: E402
 
 shardc, compare, mpiexec, work, minimum = sys.argv[1:6]
 dirs = sys.argv[6:]
-programs = [(top, path) for top in dirs for path in runnable_programs(top)]
+
+
+def checks_itself(path):
+    """Whether the program's own RUN lines already do what this script does:
+    build it with no flags, run it under mpiexec and compare its outputs with
+    the interpreter's (most of tests/lit/exec). Running it again here would
+    only repeat that, at a tenth of the suite's time."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    return ("RUN: %shardc %s -o " in text and "RUN: %mpiexec " in text
+            and "RUN: %npy-compare " in text)
+
+
+programs = [(top, path) for top in dirs for path in runnable_programs(top)
+            if not checks_itself(path)]
 
 
 def run(args, **kw):
