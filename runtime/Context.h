@@ -62,6 +62,7 @@ constexpr int64_t kTraceOp = -1, kTraceRun = -2, kTraceInputs = -3, kTraceOutput
 
 class Communicators;
 class SharedWindows;
+class SharedWindow;
 
 /// The all_gather a contraction is consuming block by block
 /// (shardrt_gather_start ... _finish, GatherOverlap.cpp).
@@ -70,9 +71,16 @@ struct GatherInFlight {
   int64_t op = -1;
   int64_t members = 1, me = 0;
   double start = 0, waited = 0, bytes = 0;
-  /// receives[k]: member k's block (MPI_REQUEST_NULL for this member);
-  /// then the sends.
+  /// Messages: receives[k] is member k's block (MPI_REQUEST_NULL for this
+  /// member); then the sends.
   std::vector<MPI_Request> receives, sends;
+  /// Direct reads (the group's node-shared window, kernel copies): the
+  /// window, this exchange's epoch there, where the blocks land and their
+  /// bytes, and per member whether its block has been read.
+  SharedWindow *window = nullptr;
+  int64_t epoch = 0, blockBytes = 0;
+  char *result = nullptr;
+  std::vector<bool> read;
 };
 
 } // namespace shardrt
