@@ -37,18 +37,24 @@ std::optional<ContractionPlan> matmulPlan(const Shapes &operands, const std::vec
     const std::vector<int64_t> &shape = operands[operand];
     std::vector<int64_t> own = rowMajorStrides(shape);
     std::vector<int64_t> s(plan.sizes.size(), 0);
+    std::vector<size_t> labels(shape.size(), ContractionPlan::kNoLabel);
     size_t tb = shape.size() - 2;
     if (tb > batchRank) {
       error = "matmul operand has more batch dims than its result";
       return std::nullopt;
     }
     for (size_t d = 0; d < tb; ++d) // batch dims aligned from the right
-      if (shape[d] != 1)
+      if (shape[d] != 1) {
         s[batchRank - tb + d] = own[d];
+        labels[d] = batchRank - tb + d;
+      }
     bool isLhs = operand == 0;
-    s[isLhs ? batchRank : kLabel] = own[tb];         // m, or k of rhs
-    s[isLhs ? kLabel : batchRank + 1] = own[tb + 1]; // k of lhs, or n
+    labels[tb] = isLhs ? batchRank : kLabel;         // m, or k of rhs
+    labels[tb + 1] = isLhs ? kLabel : batchRank + 1; // k of lhs, or n
+    s[labels[tb]] = own[tb];
+    s[labels[tb + 1]] = own[tb + 1];
     plan.strides.push_back(s);
+    plan.operandLabels.push_back(labels);
   }
   return plan;
 }
@@ -83,12 +89,15 @@ std::optional<ContractionPlan> einsumPlan(const Op &op, const Shapes &operands,
     }
     std::vector<int64_t> own = rowMajorStrides(shape);
     std::vector<int64_t> s(labels.size(), 0);
+    std::vector<size_t> dimLabels;
     for (size_t d = 0; d < term.size(); ++d) {
       size_t label = labels.find(term[d]);
       plan.sizes[label] = shape[d];
       s[label] += own[d];
+      dimLabels.push_back(label);
     }
     plan.strides.push_back(s);
+    plan.operandLabels.push_back(dimLabels);
   }
   return plan;
 }
@@ -142,8 +151,16 @@ GemmPlan::Matrix matrixOf(const ContractionPlan &plan, const std::vector<size_t>
 std::optional<ContractionPlan> ContractionPlan::of(const Op &op, const Shapes &operandShapes,
                                                    const std::vector<int64_t> &resultShape,
                                                    std::string &error) {
-  return op.kind == OpKind::Matmul ? matmulPlan(operandShapes, resultShape, error)
-                                   : einsumPlan(op, operandShapes, error);
+  std::optional<ContractionPlan> plan = op.kind == OpKind::Matmul
+                                            ? matmulPlan(operandShapes, resultShape, error)
+                                            : einsumPlan(op, operandShapes, error);
+  if (plan) {
+    std::vector<int64_t> own = rowMajorStrides(
+        std::vector<int64_t>(plan->sizes.begin(), plan->sizes.begin() + plan->outputRank));
+    plan->resultStrides.assign(plan->sizes.size(), 0);
+    std::copy(own.begin(), own.end(), plan->resultStrides.begin());
+  }
+  return plan;
 }
 
 std::optional<ContractionPlan> ContractionPlan::of(const Op &op, std::string &error) {
@@ -181,15 +198,9 @@ std::optional<GemmPlan> planGemm(const ContractionPlan &plan) {
     g.N *= plan.sizes[l];
   for (size_t l : g.k)
     g.K *= plan.sizes[l];
-  std::vector<int64_t> outStrides(plan.sizes.size(), 0);
-  {
-    std::vector<int64_t> outShape(plan.sizes.begin(), plan.sizes.begin() + plan.outputRank);
-    std::vector<int64_t> own = rowMajorStrides(outShape);
-    std::copy(own.begin(), own.end(), outStrides.begin());
-  }
   g.a = matrixOf(plan, g.m, g.k, g.batch, a, g.M, g.K);
   g.b = matrixOf(plan, g.k, g.n, g.batch, b, g.K, g.N);
-  g.c = matrixOf(plan, g.m, g.n, g.batch, outStrides, g.M, g.N);
+  g.c = matrixOf(plan, g.m, g.n, g.batch, plan.resultStrides, g.M, g.N);
   if (g.c.transposed) // BLAS writes C row-major here
     g.c.direct = false;
   // BLAS takes leading dimensions as int: a wider one (a batch dim inside a

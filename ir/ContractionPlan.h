@@ -18,6 +18,13 @@ struct ContractionPlan {
   std::vector<int64_t> sizes;                // per label
   size_t outputRank = 0;                     // labels [0, outputRank) are the output's dims
   std::vector<std::vector<int64_t>> strides; // per operand, per label
+  /// Per operand, per dim: its label (kNoLabel for a broadcast dim of size 1).
+  std::vector<std::vector<size_t>> operandLabels;
+  /// Per label: the result's stride (0 for a summed label). Row-major from
+  /// `of`; a piece of a contraction written into part of a larger result
+  /// keeps the larger result's strides.
+  std::vector<int64_t> resultStrides;
+  static constexpr size_t kNoLabel = static_cast<size_t>(-1);
 
   /// The plan of a matmul or einsum `op` whose operands and result have
   /// these shapes (a device's local blocks, or the op's own types); nullopt

@@ -62,6 +62,26 @@ constexpr int64_t kTraceOp = -1, kTraceRun = -2, kTraceInputs = -3, kTraceOutput
 
 class Communicators;
 class SharedWindows;
+class SharedWindow;
+
+/// The all_gather a contraction is consuming block by block
+/// (shardrt_gather_start ... _finish, GatherOverlap.cpp).
+struct GatherInFlight {
+  bool active = false;
+  int64_t op = -1;
+  int64_t members = 1, me = 0;
+  double start = 0, waited = 0, bytes = 0;
+  /// Messages: receives[k] is member k's block (MPI_REQUEST_NULL for this
+  /// member); then the sends.
+  std::vector<MPI_Request> receives, sends;
+  /// Direct reads (the group's node-shared window, kernel copies): the
+  /// window, this exchange's epoch there, where the blocks land and their
+  /// bytes, and per member whether its block has been read.
+  SharedWindow *window = nullptr;
+  int64_t epoch = 0, blockBytes = 0;
+  char *result = nullptr;
+  std::vector<bool> read;
+};
 
 } // namespace shardrt
 
@@ -92,6 +112,7 @@ struct shardrt_context {
   /// Grow-only buffers for packing around collectives (scratchBuffer()).
   char *scratch[2] = {nullptr, nullptr};
   int64_t scratchBytes[2] = {0, 0};
+  shardrt::GatherInFlight gather;
 };
 
 namespace shardrt {
@@ -168,6 +189,10 @@ void releaseScratch(shardrt_context *ctx);
 /// profile (op -1: to its kind only) and to the --trace timeline.
 void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
                       double bytes);
+/// recordCollective of a collective that overlapped compute: its span on the
+/// timeline is [start, end], but the profile counts `seconds` (its waits).
+void recordOverlappedCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
+                                double end, double seconds, double bytes);
 /// Whether ops are timed: --profile or --trace.
 inline bool timingOps(const shardrt_context *ctx) {
   return ctx->options.profile || !ctx->options.tracePath.empty();

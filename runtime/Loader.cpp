@@ -59,6 +59,13 @@
     (shardrt_context * c, int64_t op, int64_t mesh, int64_t num_pairs, const int64_t *pairs,       \
      int64_t dtype, int64_t count, const void *in, void *out),                                     \
     (c, op, mesh, num_pairs, pairs, dtype, count, in, out))                                        \
+  X(int64_t, shardrt_gather_start,                                                                 \
+    (shardrt_context * c, int64_t op, const shardrt_group *g, int64_t dtype, int64_t count,        \
+     const void *in, void *out),                                                                   \
+    (c, op, g, dtype, count, in, out))                                                             \
+  X(void, shardrt_gather_progress, (shardrt_context * c), (c))                                     \
+  X(void, shardrt_gather_wait, (shardrt_context * c, int64_t member), (c, member))                 \
+  X(void, shardrt_gather_finish, (shardrt_context * c), (c))                                       \
   X(void, shardrt_redistribute,                                                                    \
     (shardrt_context * c, int64_t op, const shardrt_tensor *from, const shardrt_tensor *to,        \
      const void *in, void *out),                                                                   \

@@ -18,7 +18,12 @@ const char *collectiveName(Collective kind) {
 
 void recordCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
                       double bytes) {
-  double end = now(), seconds = end - start;
+  double end = now();
+  recordOverlappedCollective(ctx, op, kind, start, end, end - start, bytes);
+}
+
+void recordOverlappedCollective(shardrt_context *ctx, int64_t op, Collective kind, double start,
+                                double end, double seconds, double bytes) {
   traceSpan(ctx, static_cast<int64_t>(kind), op, start, end, bytes);
   for (OpStats *stats : {&ctx->collectiveStats[static_cast<size_t>(kind)],
                          op >= 0 && op < static_cast<int64_t>(ctx->opStats.size())

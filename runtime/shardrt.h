@@ -212,6 +212,26 @@ void shardrt_all_slice(shardrt_context *ctx, int64_t op, const shardrt_group *gr
 void shardrt_collective_permute(shardrt_context *ctx, int64_t op, int64_t mesh, int64_t num_pairs,
                                 const int64_t *pairs, int64_t dtype, int64_t count, const void *in,
                                 void *out);
+/* ---- an all_gather consumed block by block (a collective matmul) ----------
+ * The generated code of a contraction whose operand is an all_gather's
+ * result starts the exchange, computes with its own block, and with each
+ * other member's block once it has arrived, calling progress between pieces
+ * of compute (MPI moves large messages only inside MPI calls). One such
+ * gather is in flight at a time. */
+
+/** Posts the exchange of `count` elements of `in` among `group` (nonblocking
+ *  point-to-point): member k's block will be at out + k * count elements
+ *  (block order, not concatenated along a dim; this member's own block is
+ *  not copied). Returns this member's group index. */
+int64_t shardrt_gather_start(shardrt_context *ctx, int64_t op, const shardrt_group *group,
+                             int64_t dtype, int64_t count, const void *in, void *out);
+/** Lets MPI move the exchange along; returns at once. */
+void shardrt_gather_progress(shardrt_context *ctx);
+/** Waits until member `member`'s block has arrived (yielding the core). */
+void shardrt_gather_wait(shardrt_context *ctx, int64_t member);
+/** Waits for the sends, then records the all_gather under its op: its bytes,
+ *  and as its time the time spent waiting (what the compute did not hide). */
+void shardrt_gather_finish(shardrt_context *ctx);
 /** Moves a global tensor from one layout to another (a `reshard` between
  *  meshes): `from` and `to` describe the same global shape and dtype (names
  *  may be NULL), each with its mesh and sharding. Every rank calls it. `in`

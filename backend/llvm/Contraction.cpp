@@ -4,10 +4,11 @@
 // batch and copying them into a canonical layout otherwise. Everything else
 // (integers, einsum of one or three operands, a label summed in one operand
 // only) is a loop nest: the output's labels outside, the summed ones inside,
-// accumulating in i64 (wrapping) or double.
+// accumulating in i64 (wrapping) or double. A piece of a contraction (part of
+// its label space, possibly added to the result: GatherContraction.cpp) is
+// emitted the same way, from its own plan and base addresses.
 #include "backend/llvm/Codegen.h"
 #include "backend/llvm/Lowering.h"
-#include "ir/ContractionPlan.h"
 
 namespace shardc::llvmgen {
 namespace {
@@ -39,7 +40,8 @@ llvm::AllocaInst *entryAlloca(KernelLowering &k, llvm::Type *type) {
   return entry.CreateAlloca(type);
 }
 
-void emitLoops(KernelLowering &k, const Op &op, const ContractionPlan &plan) {
+void emitLoops(KernelLowering &k, const Op &op, const ContractionPiece &piece) {
+  const ContractionPlan &plan = piece.plan;
   const DType dtype = op.result()->type.dtype;
   const bool floats = isFloat(dtype);
   llvm::IRBuilder<> &b = k.builder;
@@ -48,9 +50,15 @@ void emitLoops(KernelLowering &k, const Op &op, const ContractionPlan &plan) {
   std::vector<size_t> outLabels, sumLabels;
   for (size_t l = 0; l < plan.sizes.size(); ++l)
     (l < plan.outputRank ? outLabels : sumLabels).push_back(l);
-  llvm::Value *result = k.buffer(op.result());
+  auto widen = [&](llvm::Value *x, DType t) {
+    if (floats)
+      return b.CreateFPCast(x, accType);
+    return t == DType::I1 ? b.CreateZExt(x, accType) : b.CreateSExtOrTrunc(x, accType);
+  };
   k.emitLoopNest(sizesOf(plan, outLabels), [&](const std::vector<llvm::Value *> &outIndex) {
-    b.CreateStore(floats ? llvm::ConstantFP::get(accType, 0.0) : k.i64(0), acc);
+    llvm::Value *out = offsetOf(k, outLabels, plan.resultStrides, outIndex);
+    llvm::Value *zero = floats ? llvm::ConstantFP::get(accType, 0.0) : k.i64(0);
+    b.CreateStore(piece.accumulate ? widen(k.load(piece.result, dtype, out), dtype) : zero, acc);
     k.emitLoopNest(sizesOf(plan, sumLabels), [&](const std::vector<llvm::Value *> &sumIndex) {
       llvm::Value *product = floats ? llvm::ConstantFP::get(accType, 1.0) : k.i64(1);
       for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -58,11 +66,7 @@ void emitLoops(KernelLowering &k, const Op &op, const ContractionPlan &plan) {
         llvm::Value *at =
             b.CreateAdd(offsetOf(k, outLabels, s, outIndex), offsetOf(k, sumLabels, s, sumIndex));
         const DType t = op.operands[i]->type.dtype;
-        llvm::Value *x = k.load(k.buffer(op.operands[i]), t, at);
-        if (floats)
-          x = b.CreateFPCast(x, accType);
-        else
-          x = t == DType::I1 ? b.CreateZExt(x, accType) : b.CreateSExtOrTrunc(x, accType);
+        llvm::Value *x = widen(k.load(piece.operands[i], t, at), t);
         product = floats ? b.CreateFMul(product, x) : b.CreateMul(product, x);
       }
       b.CreateStore(floats ? b.CreateFAdd(b.CreateLoad(accType, acc), product)
@@ -72,8 +76,7 @@ void emitLoops(KernelLowering &k, const Op &op, const ContractionPlan &plan) {
     llvm::Value *sum = b.CreateLoad(accType, acc);
     llvm::Type *element = k.elementType(dtype);
     sum = floats ? b.CreateFPTrunc(sum, element) : b.CreateTrunc(sum, element);
-    std::vector<int64_t> outShape = sizesOf(plan, outLabels);
-    k.store(result, dtype, k.linearIndex(outShape, outIndex), sum);
+    k.store(piece.result, dtype, out, sum);
   });
 }
 
@@ -124,27 +127,33 @@ llvm::Value *canonicalOperand(KernelLowering &k, const ContractionPlan &plan, co
   return scratch;
 }
 
-void emitGemm(KernelLowering &k, const Op &op, const ContractionPlan &plan, GemmPlan g) {
+/// Floating-point operations per BLAS call between two progress calls: about
+/// 3 ms of this machine's dgemm, and K pieces of 256 or more (OpenBLAS packs
+/// and updates C per block of 256-384 of K anyway, so the split costs little).
+constexpr double kFlopsPerPiece = double(int64_t(1) << 28);
+constexpr int64_t kLeastPieceK = 256;
+
+void emitGemm(KernelLowering &k, const Op &op, const ContractionPiece &piece, GemmPlan g) {
+  const ContractionPlan &plan = piece.plan;
   const DType dtype = op.result()->type.dtype;
   if (g.M == 0 || g.N == 0)
     return; // an empty result
   llvm::IRBuilder<> &b = k.builder;
-  llvm::Value *a = canonicalOperand(k, plan, g, g.a, g.m, g.k, plan.strides[0],
-                                    k.buffer(op.operands[0]), dtype, g.M, g.K);
-  llvm::Value *bm = canonicalOperand(k, plan, g, g.b, g.k, g.n, plan.strides[1],
-                                     k.buffer(op.operands[1]), dtype, g.K, g.N);
+  llvm::Value *a = canonicalOperand(k, plan, g, g.a, g.m, g.k, plan.strides[0], piece.operands[0],
+                                    dtype, g.M, g.K);
+  llvm::Value *bm = canonicalOperand(k, plan, g, g.b, g.k, g.n, plan.strides[1], piece.operands[1],
+                                     dtype, g.K, g.N);
   // The output: in place, or computed as [batch, M, N] and scattered.
-  std::vector<int64_t> outStrides(plan.sizes.size(), 0);
-  {
-    std::vector<int64_t> own = rowMajorStrides(
-        std::vector<int64_t>(plan.sizes.begin(), plan.sizes.begin() + plan.outputRank));
-    std::copy(own.begin(), own.end(), outStrides.begin());
-  }
-  llvm::Value *result = k.buffer(op.result());
+  const std::vector<int64_t> &outStrides = plan.resultStrides;
+  llvm::Value *result = piece.result;
   llvm::Value *c = result;
   bool scatter = !g.c.direct;
-  if (scatter)
+  if (scatter) {
     c = canonicalOperand(k, plan, g, g.c, g.m, g.n, outStrides, nullptr, dtype, g.M, g.N);
+    if (piece.accumulate)
+      copyCanonical(k, plan, concat(g.batch, g.m, g.n), outStrides, result, c, dtype,
+                    /*toCanonical=*/true);
+  }
 
   const bool f32 = dtype == DType::F32;
   llvm::Type *element = k.elementType(dtype);
@@ -159,6 +168,16 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPlan &plan, Gemm
   auto at = [&](llvm::Value *buffer, llvm::Value *offset) {
     return k.elementAddress(buffer, dtype, offset);
   };
+  // With a progress call to make, K is cut into pieces (C += A[:, piece]
+  // B[piece, :]), each a BLAS call followed by the progress call.
+  int64_t pieces = 1;
+  if (piece.progress && g.K > 0) {
+    double flops = 2.0 * double(g.M) * double(g.N) * double(g.K);
+    pieces = std::max<int64_t>(
+        1, std::min<int64_t>(static_cast<int64_t>(flops / kFlopsPerPiece), g.K / kLeastPieceK));
+  }
+  const int64_t pieceK = (g.K + pieces - 1) / std::max<int64_t>(pieces, 1);
+  llvm::Value *firstBeta = llvm::ConstantFP::get(element, piece.accumulate ? 1.0 : 0.0);
   k.emitLoopNest(sizesOf(plan, g.batch), [&](const std::vector<llvm::Value *> &index) {
     auto batchOffset = [&](const GemmPlan::Matrix &m) {
       llvm::Value *offset = k.i64(0);
@@ -167,14 +186,33 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPlan &plan, Gemm
           offset = b.CreateAdd(offset, b.CreateMul(index[i], k.i64(m.batchStrides[i])));
       return offset;
     };
-    b.CreateCall(gemm,
-                 {b.getInt32(101), trans(g.a.transposed), trans(g.b.transposed),
-                  b.getInt32(static_cast<int32_t>(g.M)), b.getInt32(static_cast<int32_t>(g.N)),
-                  b.getInt32(static_cast<int32_t>(g.K)), llvm::ConstantFP::get(element, 1.0),
-                  at(a, batchOffset(g.a)), b.getInt32(static_cast<int32_t>(g.a.ld)),
-                  at(bm, batchOffset(g.b)), b.getInt32(static_cast<int32_t>(g.b.ld)),
-                  llvm::ConstantFP::get(element, 0.0), at(c, batchOffset(g.c)),
-                  b.getInt32(static_cast<int32_t>(g.c.ld))});
+    // C += A[:, first : first + length] B[first : first + length, :]
+    // (overwrites C when beta is 0). A is M x K (K its rows when transposed),
+    // B is K x N.
+    auto call = [&](llvm::Value *first, llvm::Value *length, llvm::Value *beta) {
+      llvm::Value *aOffset = g.a.transposed ? b.CreateMul(first, k.i64(g.a.ld)) : first;
+      llvm::Value *bOffset = g.b.transposed ? first : b.CreateMul(first, k.i64(g.b.ld));
+      b.CreateCall(
+          gemm,
+          {b.getInt32(101), trans(g.a.transposed), trans(g.b.transposed),
+           b.getInt32(static_cast<int32_t>(g.M)), b.getInt32(static_cast<int32_t>(g.N)),
+           b.CreateTrunc(length, i32), llvm::ConstantFP::get(element, 1.0),
+           at(a, b.CreateAdd(batchOffset(g.a), aOffset)), b.getInt32(static_cast<int32_t>(g.a.ld)),
+           at(bm, b.CreateAdd(batchOffset(g.b), bOffset)), b.getInt32(static_cast<int32_t>(g.b.ld)),
+           beta, at(c, batchOffset(g.c)), b.getInt32(static_cast<int32_t>(g.c.ld))});
+      if (piece.progress)
+        piece.progress();
+    };
+    if (pieces == 1)
+      return call(k.i64(0), k.i64(g.K), firstBeta);
+    k.emitLoop(k.i64(pieces), [&](llvm::Value *p) {
+      llvm::Value *first = b.CreateMul(p, k.i64(pieceK));
+      llvm::Value *length = b.CreateSelect(b.CreateICmpSLT(k.i64(g.K - pieceK), first),
+                                           b.CreateSub(k.i64(g.K), first), k.i64(pieceK));
+      call(first, length,
+           b.CreateSelect(b.CreateICmpEQ(p, k.i64(0)), firstBeta,
+                          llvm::ConstantFP::get(element, 1.0)));
+    });
   });
   if (scatter)
     copyCanonical(k, plan, concat(g.batch, g.m, g.n), outStrides, result, c, dtype,
@@ -183,12 +221,16 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPlan &plan, Gemm
 
 } // namespace
 
-void emitContraction(KernelLowering &k, const Op &op) {
+ContractionPlan contractionPlanOf(const Op &op) {
   std::string error;
   std::optional<ContractionPlan> planned = ContractionPlan::of(op, error);
   if (!planned)
     throw CodegenError(op.loc, error);
-  const ContractionPlan &plan = *planned;
+  return *planned;
+}
+
+void emitContractionPiece(KernelLowering &k, const Op &op, const ContractionPiece &piece) {
+  const ContractionPlan &plan = piece.plan;
   const DType dtype = op.result()->type.dtype;
   const int64_t limit = int64_t(1) << 31;
   bool fitsInt32 = true;
@@ -197,8 +239,17 @@ void emitContraction(KernelLowering &k, const Op &op) {
   if (isFloat(dtype) && fitsInt32)
     if (std::optional<GemmPlan> g = planGemm(plan);
         g && g->M < limit && g->N < limit && g->K < limit)
-      return emitGemm(k, op, plan, *g);
-  emitLoops(k, op, plan);
+      return emitGemm(k, op, piece, *g);
+  emitLoops(k, op, piece);
+}
+
+void emitContraction(KernelLowering &k, const Op &op) {
+  ContractionPiece whole;
+  whole.plan = contractionPlanOf(op);
+  for (const Value *operand : op.operands)
+    whole.operands.push_back(k.buffer(operand));
+  whole.result = k.buffer(op.result());
+  emitContractionPiece(k, op, whole);
 }
 
 } // namespace shardc::llvmgen

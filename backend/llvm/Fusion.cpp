@@ -193,6 +193,10 @@ private:
 
 } // namespace
 
-FusionPlan planFusion(const Block &block) { return FusionPlanner(block).plan(); }
+FusionPlan planFusion(const Block &block) {
+  FusionPlan plan = FusionPlanner(block).plan();
+  planGatherContractions(block, plan);
+  return plan;
+}
 
 } // namespace shardc::llvmgen

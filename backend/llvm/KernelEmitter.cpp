@@ -228,6 +228,8 @@ void KernelEmitter::lowerOp(const Op &op) {
       return; // fused into its consumer's loop
   }
   int64_t id = profileId(op);
+  if (k_->fusion().isDeferredGather(op))
+    return; // exchanged by its contraction's kernel, which records it under this op's id
   if (!elemental && opInfo(op.kind).group == OpGroup::Collective) {
     emitKernelCall([&](KernelLowering &k) { emitCollective(k, description_, op); }); // timed inside
     return;
@@ -246,6 +248,9 @@ void KernelEmitter::lowerOp(const Op &op) {
       for (const auto &result : op.results)
         if (k.fusion().isMaterialized(result.get()))
           emitElementalOp(k, result.get());
+    } else if (auto gathered = k.fusion().gatheredOperands.find(&op);
+               gathered != k.fusion().gatheredOperands.end()) {
+      emitGatherContraction(k, description_, op, gathered->second);
     } else {
       emitContraction(k, op);
     }

@@ -104,4 +104,10 @@ private:
 /// libshardrt call (Collectives.cpp).
 void emitCollective(KernelLowering &k, ProgramDescription &description, const Op &op);
 
+/// Lowers contraction `op` together with the all_gather of its operand
+/// (FusionPlan::gatheredOperands): the exchange overlapped with the compute
+/// (GatherContraction.cpp).
+void emitGatherContraction(KernelLowering &k, ProgramDescription &description, const Op &op,
+                           const FusionPlan::GatheredOperand &gathered);
+
 } // namespace shardc::llvmgen

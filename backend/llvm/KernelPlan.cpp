@@ -218,7 +218,9 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
         readsD |= reads.count(operand) > 0;
       if (!readsD)
         continue;
-      bool alias = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+      // A deferred all_gather's operand is read by its contraction.
+      bool alias = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard ||
+                   fusion.isDeferredGather(*op);
       for (const auto &r : op->results)
         if (alias || !fusion.isMaterialized(r.get()))
           reads.insert(r.get());
@@ -317,6 +319,10 @@ void KernelPlan::planBlock(const Block &block, bool topLevel) {
       else
         use(operand);
     }
+    // The contraction that does an all_gather's exchange reads its operand.
+    if (auto gathered = fusion.gatheredOperands.find(&op);
+        gathered != fusion.gatheredOperands.end())
+      use(gathered->second.gather->operands.at(0));
   }
   for (const Value *v : block.returned)
     use(v);

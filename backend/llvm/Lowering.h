@@ -16,6 +16,8 @@
 //                               and the fusion plan                [elemental]
 //   Contraction*.cpp            matmul and einsum: cblas_{s,d}gemm for
 //                               floats, loops for integers       [contraction]
+//   GatherContraction.cpp       a contraction and the all_gather of its
+//                               operand, overlapped     [contraction + core]
 //
 // Conventions every part follows:
 //   - A tensor in memory is a row-major buffer of its LOCAL (padded) type as
@@ -36,6 +38,7 @@
 //   - Index values (loop variables, linear indices) are i64.
 #pragma once
 
+#include "ir/ContractionPlan.h"
 #include "ir/ElementalOps.h"
 #include "ir/IR.h"
 
@@ -74,6 +77,19 @@ struct FusionPlan {
   /// its row from memory once: the reductions over the row and the values
   /// read twice stay in cache instead of making round trips through memory.
   std::map<const Value *, std::vector<RowMember>> rowGroups;
+
+  /// An all_gather whose result only one contraction reads, as its operand
+  /// `operand`: the contraction's kernel does the exchange itself, block by
+  /// block, overlapped with its compute (GatherContraction.cpp). The
+  /// all_gather's own step emits nothing; its operand is read at the
+  /// contraction's step.
+  struct GatheredOperand {
+    const Op *gather;
+    size_t operand;
+  };
+  std::map<const Op *, GatheredOperand> gatheredOperands; // by contraction
+  std::set<const Op *> deferredGathers;                   // their all_gathers
+  bool isDeferredGather(const Op &op) const { return deferredGathers.count(&op) != 0; }
 };
 
 /// Materialized: block arguments, results of ops that are not elemental
@@ -81,6 +97,12 @@ struct FusionPlan {
 /// values read by a non-elemental op, values with more than one use, and
 /// values whose recomputation per element would be costly.
 FusionPlan planFusion(const Block &block);
+
+/// Fills plan.gatheredOperands (GatherContraction.cpp): a matmul or einsum
+/// whose operand is the result of an all_gather of the same block that
+/// nothing else reads, gathered along a dim that is one label of the
+/// contraction (any label: summed, or of the result), over 2 or more members.
+void planGatherContractions(const Block &block, FusionPlan &plan);
 
 /// Forms the row groups of `plan` (RowFusion.cpp): a materialized value
 /// whose fused tree reads reductions over the last dim of values with the
@@ -108,6 +130,26 @@ void emitElementalOp(KernelLowering &k, const Value *v);
 /// matmul or einsum op (its operands are materialized: planFusion keeps
 /// contraction operands in memory).
 void emitContraction(KernelLowering &k, const Op &op);
+
+/// A part of a matmul or einsum [contraction]: `plan` over part of its label
+/// space, each operand read at `operands[i]` and the result written at
+/// `result` (addresses of the part's first element; the plan's strides and
+/// resultStrides are those of the whole buffers).
+struct ContractionPiece {
+  ContractionPlan plan;
+  std::vector<llvm::Value *> operands;
+  llvm::Value *result = nullptr;
+  /// Adds to the values the result holds (BLAS beta = 1) instead of
+  /// overwriting them.
+  bool accumulate = false;
+  /// When set, emitted after every BLAS call, and the calls are cut along K
+  /// into pieces of about 2^28 flops (a wait for remote data: MPI moves
+  /// messages only inside MPI calls).
+  std::function<void()> progress;
+};
+void emitContractionPiece(KernelLowering &k, const Op &op, const ContractionPiece &piece);
+/// `op`'s plan on its operand and result types (CodegenError if they do not fit).
+ContractionPlan contractionPlanOf(const Op &op);
 
 /// The state of the kernel function being emitted [core].
 class KernelLowering {

@@ -362,3 +362,27 @@ TEST_CASE("gemm plan: random two-operand einsums address every element of every 
   CHECK(copies > 50);
   CHECK(loops > 10);
 }
+
+TEST_CASE("contraction plan: the label of each operand dim, and the result's strides", "[llvm]") {
+  // matmul: labels (batch, m, n, k); a broadcast batch dim of size 1 has none.
+  ContractionPlan m = planOf("%a: tensor<1x4x6xf32>, %b: tensor<3x6x5xf32>",
+                             "%r = matmul %a, %b\nreturn %r", "tensor<3x4x5xf32>");
+  REQUIRE(m.operandLabels.size() == 2);
+  CHECK(m.operandLabels[0] == Labels{ContractionPlan::kNoLabel, 1, 3});
+  CHECK(m.operandLabels[1] == Labels{0, 3, 2});
+  CHECK(m.resultStrides == Strides{20, 5, 1, 0});
+  // einsum: labels output first (b, i, k), then the summed j.
+  ContractionPlan e =
+      einsum2("ibj,jbk->kbi", "tensor<4x2x3xf64>", "tensor<3x2x5xf64>", "tensor<5x2x4xf64>");
+  CHECK(e.operandLabels[0] == Labels{2, 1, 3});
+  CHECK(e.operandLabels[1] == Labels{3, 1, 0});
+  CHECK(e.resultStrides == Strides{8, 4, 1, 0});
+  // A piece writing into part of a larger result keeps its strides: the
+  // GEMM form reads them (a column block of a 4x10 result, ld 10).
+  ContractionPlan piece = planOf("%a: tensor<4x6xf32>, %b: tensor<6x5xf32>",
+                                 "%r = matmul %a, %b\nreturn %r", "tensor<4x5xf32>");
+  piece.resultStrides = {10, 1, 0};
+  GemmPlan g = gemmOf(piece);
+  CHECK(g.c.direct);
+  CHECK(g.c.ld == 10);
+}
