@@ -273,8 +273,9 @@ void KernelEmitter::lowerChain(const SliceChain &chain) {
         if (view.strides[a] != 0)
           elements = builder_.CreateAdd(
               elements, builder_.CreateMul(slice[a], k_->i64(chain.tile[a] * view.strides[a])));
-      sliceOffsets_[shadow] =
-          builder_.CreateMul(elements, k_->i64(dtypeBytes(view.original->type.dtype)));
+      // (Named after the value: --emit=llvm shows which values are sliced.)
+      sliceOffsets_[shadow] = builder_.CreateMul(
+          elements, k_->i64(dtypeBytes(view.original->type.dtype)), view.original->name + ".slice");
     }
     k_->setFusion(&chain.fusion);
     for (const auto &op : chain.shadow.ops)

@@ -102,9 +102,8 @@ std::optional<std::vector<int>> operandAxes(const Op &op, size_t i,
 
 bool isMember(const Op &op, const std::vector<int64_t> &axes) {
   OpGroup group = opInfo(op.kind).group;
-  bool kind = op.kind == OpKind::Einsum || group == OpGroup::Unary ||
-              group == OpGroup::Binary || group == OpGroup::Convert ||
-              group == OpGroup::Reduction;
+  bool kind = op.kind == OpKind::Einsum || group == OpGroup::Unary || group == OpGroup::Binary ||
+              group == OpGroup::Convert || group == OpGroup::Reduction;
   if (!kind || op.results.size() != 1 || op.regions().size() > 0)
     return false;
   const std::vector<int64_t> &shape = op.result()->type.shape;
@@ -368,7 +367,7 @@ std::vector<int64_t> SliceChain::sliceCounts() const {
 }
 
 std::vector<std::unique_ptr<SliceChain>> planSliceChains(const Block &block,
-                                                        const FusionPlan &fusion) {
+                                                         const FusionPlan &fusion) {
   return ChainBuilder(block, fusion).plan();
 }
 

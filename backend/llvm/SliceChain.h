@@ -45,6 +45,6 @@ struct SliceChain {
 /// The slice chains of `block` under its fusion plan (whose materialized
 /// values are the ones in memory), in program order.
 std::vector<std::unique_ptr<SliceChain>> planSliceChains(const Block &block,
-                                                        const FusionPlan &fusion);
+                                                         const FusionPlan &fusion);
 
 } // namespace shardc::llvmgen
