@@ -95,8 +95,12 @@ class Profile:
         self.text = output[match.start():].rstrip()
         self.run_min, self.run_median, self.run_max = (
             float(match.group(i)) / 1e3 for i in (3, 4, 5))
-        self.ops = {}          # op label -> median seconds per call
+        # An op of a slice chain (backend/llvm/SliceChain.cpp) is called once
+        # per slice (an op in a loop once per iteration): its median call
+        # times its calls per run is its time per run.
+        self.ops = {}          # op label -> median seconds per run
         self.collectives = {}  # kind -> median seconds per call
+        runs = int(match.group(1))
         table = None
         for line in output[match.end():].splitlines():
             if line.startswith("op ") and "calls" in line:
@@ -106,7 +110,8 @@ class Profile:
             elif table is not None:
                 row = _ROW.match(line)
                 if row:
-                    table[row.group(1).strip()] = float(row.group(5)) / 1e6
+                    calls = int(row.group(2)) / runs if table is self.ops else 1.0
+                    table[row.group(1).strip()] = float(row.group(5)) / 1e6 * max(1.0, calls)
 
     def spread(self):
         """The spread of this invocation's runs around their median."""
