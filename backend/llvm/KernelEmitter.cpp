@@ -283,6 +283,7 @@ void KernelEmitter::lowerChain(const SliceChain &chain) {
     k_->setFusion(outer);
   });
   sliceOffsets_.clear();
+  k_->resetBuffers(); // (pointers made in the loop do not dominate what follows)
 }
 
 void KernelEmitter::copyResults(llvm::Value *outputs) {

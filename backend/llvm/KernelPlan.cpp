@@ -191,6 +191,8 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   const Block &body = *loop.body;
   std::vector<Value *> carried = Op::carriedArgs(loop, body);
   const FusionPlan &fusion = fusionOf(body);
+  if (!topLevel)
+    planChains(body);
   auto bytes = [&](const Value *v) {
     TensorType t = topLevel ? localTypeOf(program_, *v) : v->type;
     return t.numElements() * dtypeBytes(t.dtype);
@@ -198,9 +200,11 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   for (size_t i = 0; i < body.returned.size() && i < carried.size(); ++i) {
     const Value *result = body.returned[i];
     const Op *writer = result->definingOp;
-    if (!writer || writer->regions().size() > 0 || writer->kind == OpKind::ShardingConstraint ||
-        writer->kind == OpKind::Reshard || alias_.count(result) ||
-        bytes(result) != bytes(carried[i]))
+    // (A slice chain writes its output slice by slice while its later slices
+    // may still read the carried value whole.)
+    if (!writer || chainOf(*writer) || writer->regions().size() > 0 ||
+        writer->kind == OpKind::ShardingConstraint || writer->kind == OpKind::Reshard ||
+        alias_.count(result) || bytes(result) != bytes(carried[i]))
       continue;
     if (std::count(body.returned.begin(), body.returned.end(), result) != 1)
       continue;
@@ -307,18 +311,24 @@ void KernelPlan::planChain(const SliceChain &chain) {
     use(view.original);
 }
 
+void KernelPlan::planChains(const Block &block) {
+  if (!chainsPlanned_.insert(&block).second)
+    return;
+  for (std::unique_ptr<SliceChain> &chain : planSliceChains(block, fusionOf(block))) {
+    for (const Op *op : chain->ops)
+      chainOf_[op] = chain.get();
+    for (const auto &[shadow, view] : chain->views)
+      views_[shadow] = &view;
+    chains_.push_back(std::move(chain));
+  }
+}
+
 void KernelPlan::planBlock(const Block &block, bool topLevel) {
   const FusionPlan &fusion = fusionOf(block);
   // (At the top level a value's local type may not be its type, which the
   // shadow's are made from; partitioned programs compute in manual bodies.)
   if (!topLevel)
-    for (std::unique_ptr<SliceChain> &chain : planSliceChains(block, fusion)) {
-      for (const Op *op : chain->ops)
-        chainOf_[op] = chain.get();
-      for (const auto &[shadow, view] : chain->views)
-        views_[shadow] = &view;
-      chains_.push_back(std::move(chain));
-    }
+    planChains(block);
   for (const auto &opPtr : block.ops) {
     const Op &op = *opPtr;
     ++step_;

@@ -31,6 +31,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace shardc::llvmgen {
@@ -92,6 +93,9 @@ private:
   std::map<const Value *, const SliceChain::View *> views_;
 
   void planBlock(const Block &block, bool topLevel);
+  /// Plans the slice chains of a block inside a manual body (once).
+  void planChains(const Block &block);
+  std::set<const Block *> chainsPlanned_;
   /// The fusion plan of `block`, planned on first use.
   const FusionPlan &fusionOf(const Block &block);
   void placeResultsInOutputs(const Block &body);

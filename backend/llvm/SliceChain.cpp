@@ -69,7 +69,10 @@ std::optional<std::vector<int>> operandAxes(const Op &op, size_t i,
       if (at != std::string::npos && static_cast<int>(at) < A) {
         if (std::count(term.begin(), term.end(), term[d]) != 1)
           return std::nullopt; // a diagonal along an axis
-        carried[d] = static_cast<int>(at);
+        if (shape[d] == axes[at])
+          carried[d] = static_cast<int>(at);
+        else if (shape[d] != 1)
+          return std::nullopt; // (a size-1 dim is broadcast along the axis)
       }
     }
   } else if (group == OpGroup::Unary || group == OpGroup::Binary || group == OpGroup::Convert) {
