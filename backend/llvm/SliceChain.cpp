@@ -38,8 +38,9 @@ namespace {
 
 /// The bytes one slice may touch: its views and its own values. Half the
 /// 2 MiB second level cache of the machines measured (bench/RESULTS.md),
-/// leaving room for what BLAS packs; at 1.5 MiB attention's slices of 256
-/// query rows ran no faster than 128.
+/// leaving room for what BLAS packs. The bench's attention (512 query rows
+/// per head) ran as fast with 2 MiB (tiles of 256 rows) and slower with
+/// 512 KiB (32 rows: the scores GEMM took 1.5x as long).
 constexpr int64_t kSliceBytes = int64_t(1) << 20;
 
 int64_t bytesOf(const TensorType &t) { return t.numElements() * dtypeBytes(t.dtype); }
