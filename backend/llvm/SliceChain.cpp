@@ -20,7 +20,8 @@
 //     materializes, of its own, a value bigger than kSliceBytes in all
 //     (what does fit in cache gains nothing from slicing),
 //   - a slice's bytes (its views and its own materialized values) fit in
-//     kSliceBytes, with at least two slices, and
+//     kSliceBytes, with at least two slices, and are at least
+//     kMinSliceBytes (a slice costs a call per kernel), and
 //   - every view is one contiguous block of its value's buffer (a row-major
 //     sub-block whose dims before the last sliced one have extent 1).
 // A weight read whole by every slice (an MLP's) makes the slice too big:
@@ -42,6 +43,11 @@ namespace {
 /// per head) ran as fast with 2 MiB (tiles of 256 rows) and slower with
 /// 512 KiB (32 rows: the scores GEMM took 1.5x as long).
 constexpr int64_t kSliceBytes = int64_t(1) << 20;
+
+/// The fewest bytes a slice must touch: each slice costs the driver a call
+/// per kernel, and thousands of tiny slices (a batch of small matrices)
+/// would spend more in calls than cache saves.
+constexpr int64_t kMinSliceBytes = int64_t(64) << 10;
 
 int64_t bytesOf(const TensorType &t) { return t.numElements() * dtypeBytes(t.dtype); }
 
@@ -243,6 +249,8 @@ private:
       }
       if (kernels < 2 || ownBytes <= kSliceBytes)
         return nullptr; // no slice size changes that
+      if (bytes < kMinSliceBytes)
+        return nullptr; // (smaller tiles would be smaller still)
       if (bytes <= kSliceBytes && contiguous(*chain))
         return chain;
     }
