@@ -144,6 +144,11 @@ void KernelEmitter::lowerBlock(const Block &block, bool topLevel) {
   k_->setFusion(&plan_.fusion(block));
   for (const auto &opPtr : block.ops) {
     const Op &op = *opPtr;
+    if (const SliceChain *chain = plan_.chainOf(op)) {
+      if (&op == chain->ops.front())
+        lowerChain(*chain);
+      continue;
+    }
     if (topLevel && op.kind == OpKind::ManualComputation) {
       lowerManual(op);
       k_->setFusion(&plan_.fusion(block));
@@ -257,6 +262,33 @@ void KernelEmitter::lowerOp(const Op &op) {
     k.freeScratch();
   });
   builder_.CreateCall(end, {kernelContext_, k_->i64(id)});
+}
+
+// Each op of the shadow is a kernel of its own, as any op; the views'
+// pointers move with the slice, the chain's own storage stays put (and in
+// cache). Each kernel call is profiled, so an op's profile counts one call
+// per slice.
+void KernelEmitter::lowerChain(const SliceChain &chain) {
+  const FusionPlan *outer = &k_->fusion();
+  k_->emitLoopNest(chain.sliceCounts(), [&](const std::vector<llvm::Value *> &slice) {
+    sliceOffsets_.clear();
+    for (const auto &[shadow, view] : chain.views) {
+      llvm::Value *elements = k_->i64(0);
+      for (size_t a = 0; a < slice.size(); ++a)
+        if (view.strides[a] != 0)
+          elements = builder_.CreateAdd(
+              elements, builder_.CreateMul(slice[a], k_->i64(chain.tile[a] * view.strides[a])));
+      // (Named after the value: --emit=llvm shows which values are sliced.)
+      sliceOffsets_[shadow] = builder_.CreateMul(
+          elements, k_->i64(dtypeBytes(view.original->type.dtype)), view.original->name + ".slice");
+    }
+    k_->setFusion(&chain.fusion);
+    for (const auto &op : chain.shadow.ops)
+      lowerOp(*op);
+    k_->setFusion(outer);
+  });
+  sliceOffsets_.clear();
+  k_->resetBuffers(); // (pointers made in the loop do not dominate what follows)
 }
 
 void KernelEmitter::copyResults(llvm::Value *outputs) {

@@ -78,6 +78,12 @@ private:
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);
   void lowerOp(const Op &op);
+  /// A slice chain (SliceChain.h): a loop over its slices, calling the
+  /// kernels of its shadow's ops on each (KernelEmitter.cpp).
+  void lowerChain(const SliceChain &chain);
+  /// While a chain is emitted: the byte offset of each view in its value's
+  /// buffer at the current slice.
+  std::map<const Value *, llvm::Value *> sliceOffsets_;
   // Control flow (KernelControlFlow.cpp): branches and loops of the kernel
   // function around the calls of the regions' ops.
   void lowerFor(const Op &op, bool topLevel);

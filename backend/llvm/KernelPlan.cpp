@@ -82,7 +82,7 @@ void KernelPlan::placeResultsInOutputs(const Block &body) {
 
 bool KernelPlan::hasStorage(const Value *v) const {
   const Value *s = storageOf(v);
-  return inputIndex_.count(s) || requests_.count(s);
+  return inputIndex_.count(s) || requests_.count(s) || views_.count(s);
 }
 
 void KernelPlan::define(const Value *v, const TensorType &local) {
@@ -191,6 +191,8 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   const Block &body = *loop.body;
   std::vector<Value *> carried = Op::carriedArgs(loop, body);
   const FusionPlan &fusion = fusionOf(body);
+  if (!topLevel)
+    planChains(body);
   auto bytes = [&](const Value *v) {
     TensorType t = topLevel ? localTypeOf(program_, *v) : v->type;
     return t.numElements() * dtypeBytes(t.dtype);
@@ -198,9 +200,11 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   for (size_t i = 0; i < body.returned.size() && i < carried.size(); ++i) {
     const Value *result = body.returned[i];
     const Op *writer = result->definingOp;
-    if (!writer || writer->regions().size() > 0 || writer->kind == OpKind::ShardingConstraint ||
-        writer->kind == OpKind::Reshard || alias_.count(result) ||
-        bytes(result) != bytes(carried[i]))
+    // (A slice chain writes its output slice by slice while its later slices
+    // may still read the carried value whole.)
+    if (!writer || chainOf(*writer) || writer->regions().size() > 0 ||
+        writer->kind == OpKind::ShardingConstraint || writer->kind == OpKind::Reshard ||
+        alias_.count(result) || bytes(result) != bytes(carried[i]))
       continue;
     if (std::count(body.returned.begin(), body.returned.end(), result) != 1)
       continue;
@@ -278,11 +282,63 @@ const FusionPlan &KernelPlan::fusionOf(const Block &block) {
   return *plan;
 }
 
+// The first step: the views' values are read or written from here on. One
+// step per op of the shadow. The last: every slice has read and written
+// the views, so their values live until here.
+void KernelPlan::planChain(const SliceChain &chain) {
+  for (const auto &[shadow, view] : chain.views) {
+    if (shadow->definingOp)
+      define(view.original, view.original->type);
+    else
+      use(view.original);
+  }
+  for (const auto &opPtr : chain.shadow.ops) {
+    const Op &op = *opPtr;
+    ++step_;
+    const Value *result = op.result();
+    bool elemental = isElementalOp(op.kind);
+    if (elemental && !chain.fusion.isMaterialized(result))
+      continue;
+    if (!views_.count(result))
+      define(result, result->type);
+    for (const Value *operand : op.operands) {
+      if (elemental)
+        useLeaves(operand, chain.fusion);
+      else
+        use(operand);
+    }
+  }
+  ++step_;
+  for (const auto &[shadow, view] : chain.views)
+    use(view.original);
+}
+
+void KernelPlan::planChains(const Block &block) {
+  if (!chainsPlanned_.insert(&block).second)
+    return;
+  for (std::unique_ptr<SliceChain> &chain : planSliceChains(block, fusionOf(block))) {
+    for (const Op *op : chain->ops)
+      chainOf_[op] = chain.get();
+    for (const auto &[shadow, view] : chain->views)
+      views_[shadow] = &view;
+    chains_.push_back(std::move(chain));
+  }
+}
+
 void KernelPlan::planBlock(const Block &block, bool topLevel) {
   const FusionPlan &fusion = fusionOf(block);
+  // (At the top level a value's local type may not be its type, which the
+  // shadow's are made from; partitioned programs compute in manual bodies.)
+  if (!topLevel)
+    planChains(block);
   for (const auto &opPtr : block.ops) {
     const Op &op = *opPtr;
     ++step_;
+    if (const SliceChain *chain = chainOf(op)) {
+      if (&op == chain->ops.front())
+        planChain(*chain);
+      continue;
+    }
     if (op.kind == OpKind::ManualComputation) {
       for (size_t i = 0; i < op.body->args.size() && i < op.operands.size(); ++i)
         alias_[op.body->args[i].get()] = op.operands[i];

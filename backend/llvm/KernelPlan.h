@@ -27,9 +27,11 @@
 
 #include "backend/llvm/BufferPlan.h"
 #include "backend/llvm/Lowering.h"
+#include "backend/llvm/SliceChain.h"
 
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace shardc::llvmgen {
@@ -58,6 +60,18 @@ public:
   const Value *copyTemporary(const Op &loop, size_t i) const;
   /// The storage a loop's `i`th carried value lives in (the body's argument).
   static const Value *carriedStorage(const Op &loop, size_t i);
+  /// The slice chain `op` belongs to (SliceChain.h), or null. The kernel
+  /// runs the whole chain, slice by slice, where its first op is.
+  const SliceChain *chainOf(const Op &op) const {
+    auto it = chainOf_.find(&op);
+    return it == chainOf_.end() ? nullptr : it->second;
+  }
+  /// The view of a slice chain's shadow value (an argument or a returned
+  /// value: a slice of a value in memory), or null.
+  const SliceChain::View *viewOf(const Value *v) const {
+    auto it = views_.find(v);
+    return it == views_.end() ? nullptr : it->second;
+  }
 
 private:
   const shardc::Module &program_;
@@ -74,8 +88,14 @@ private:
   /// The storages read in each loop being planned, innermost last.
   std::vector<std::vector<const Value *>> loopReads_;
   std::map<std::pair<const Op *, size_t>, std::unique_ptr<Value>> temporaries_;
+  std::vector<std::unique_ptr<SliceChain>> chains_;
+  std::map<const Op *, const SliceChain *> chainOf_;
+  std::map<const Value *, const SliceChain::View *> views_;
 
   void planBlock(const Block &block, bool topLevel);
+  /// Plans the slice chains of a block inside a manual body (once).
+  void planChains(const Block &block);
+  std::set<const Block *> chainsPlanned_;
   /// The fusion plan of `block`, planned on first use.
   const FusionPlan &fusionOf(const Block &block);
   void placeResultsInOutputs(const Block &body);
@@ -88,6 +108,9 @@ private:
   /// storage when nothing reads that storage from its writing on.
   void planInPlaceReturns(const Op &loop, bool topLevel);
   void planIf(const Op &op, bool topLevel);
+  /// A slice chain's storage: its views' values live through the whole
+  /// chain; the values it materializes of its own get one slice's bytes.
+  void planChain(const SliceChain &chain);
 };
 
 /// The per-device type of a top-level value: its global type split by its

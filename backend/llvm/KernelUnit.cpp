@@ -132,9 +132,15 @@ void KernelEmitter::emitKernelCall(const std::function<void(KernelLowering &)> &
   auto *driverI8p = builder_.getInt8PtrTy();
   k_->resetBuffers();
   for (size_t i = 0; i < arguments.size(); ++i) {
-    llvm::Value *value = arguments[i].first
-                             ? k_->buffer(arguments[i].first)
-                             : llvm::ConstantExpr::getPointerCast(arguments[i].second, driverI8p);
+    const Value *stored = arguments[i].first;
+    llvm::Value *value = nullptr;
+    if (const SliceChain::View *view = stored ? plan_.viewOf(stored) : nullptr)
+      value = builder_.CreateInBoundsGEP(builder_.getInt8Ty(), k_->buffer(view->original),
+                                         sliceOffsets_.at(stored)); // this slice of it
+    else if (stored)
+      value = k_->buffer(stored);
+    else
+      value = llvm::ConstantExpr::getPointerCast(arguments[i].second, driverI8p);
     builder_.CreateStore(value, builder_.CreateConstInBoundsGEP1_64(driverI8p, kernelArgs_, i));
   }
   llvm::FunctionCallee callee = module_.getOrInsertFunction(

@@ -95,8 +95,14 @@ class Profile:
         self.text = output[match.start():].rstrip()
         self.run_min, self.run_median, self.run_max = (
             float(match.group(i)) / 1e3 for i in (3, 4, 5))
-        self.ops = {}          # op label -> median seconds per call
+        # An op of a slice chain (backend/llvm/SliceChain.cpp) is called once
+        # per slice (an op in a loop once per iteration): its time per run is
+        # its total over the runs' count. (Its median call times its calls
+        # per run would leave out every call a busy machine preempted, which
+        # a whole op's median run does not.)
+        self.ops = {}          # op label -> median (or mean) seconds per run
         self.collectives = {}  # kind -> median seconds per call
+        runs = int(match.group(1))
         table = None
         for line in output[match.end():].splitlines():
             if line.startswith("op ") and "calls" in line:
@@ -106,7 +112,9 @@ class Profile:
             elif table is not None:
                 row = _ROW.match(line)
                 if row:
-                    table[row.group(1).strip()] = float(row.group(5)) / 1e6
+                    repeated = table is self.ops and int(row.group(2)) > runs
+                    table[row.group(1).strip()] = (float(row.group(3)) / 1e3 / runs if repeated
+                                                   else float(row.group(5)) / 1e6)
 
     def spread(self):
         """The spread of this invocation's runs around their median."""
