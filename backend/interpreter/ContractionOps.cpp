@@ -106,6 +106,39 @@ support::EinsumEquation parseEquation(const Op &op) {
   return parsed.equation;
 }
 
+/// Row-major steps through the index space `shape` of the labels from
+/// `first` on, moving each operand's element offset by its stride for the
+/// label that turns.
+class Odometer {
+public:
+  Odometer(const std::vector<int64_t> &shape, const std::vector<std::vector<int64_t>> &strides,
+           size_t first)
+      : shape_(shape), strides_(strides), first_(first), index_(shape.size(), 0) {}
+
+  /// Steps to the next index, updating `offsets`; false (offsets back at
+  /// the start) after the last one, and at once for an empty space.
+  bool advance(std::vector<int64_t> &offsets) {
+    for (size_t d = shape_.size(); d-- > 0;) {
+      const size_t label = first_ + d;
+      if (++index_[d] < shape_[d]) {
+        for (size_t i = 0; i < offsets.size(); ++i)
+          offsets[i] += strides_[i][label];
+        return true;
+      }
+      for (size_t i = 0; i < offsets.size(); ++i)
+        offsets[i] -= strides_[i][label] * (index_[d] - 1);
+      index_[d] = 0;
+    }
+    return false;
+  }
+
+private:
+  const std::vector<int64_t> &shape_;
+  const std::vector<std::vector<int64_t>> &strides_;
+  size_t first_;
+  std::vector<int64_t> index_;
+};
+
 Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
   support::EinsumEquation eq = parseEquation(op);
   if (eq.inputs.size() != operands.size())
@@ -142,34 +175,46 @@ Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
   }
   bool floats = operands[0]->holdsFloats();
   Tensor out(TensorType{outShape, operands[0]->dtype()});
-  std::vector<int64_t> combined(labels.size());
-  // A plain copy: clang 14 cannot capture a structured binding in a lambda.
-  const size_t outputRank = output.size();
-  forEachIndex(outShape, [&](const std::vector<int64_t> &outIndex, int64_t linear) {
-    std::copy(outIndex.begin(), outIndex.end(), combined.begin());
+  // Odometers over the output's labels, then the summed ones, each operand's
+  // offset kept up to date as they turn (no index vectors per element).
+  std::vector<int64_t> base(operands.size(), 0);
+  std::vector<const double *> floatData;
+  std::vector<const int64_t *> intData;
+  for (const Tensor *operand : operands)
+    if (floats)
+      floatData.push_back(operand->floats().data());
+    else
+      intData.push_back(operand->ints().data());
+  Odometer outer(outShape, strides, 0);
+  const int64_t outputs = out.size();
+  const bool emptySum =
+      std::any_of(sumShape.begin(), sumShape.end(), [](int64_t n) { return n == 0; });
+  for (int64_t linear = 0; linear < outputs; ++linear) {
     double fsum = 0;
     uint64_t isum = 0;
-    forEachIndex(sumShape, [&](const std::vector<int64_t> &sumIndex, int64_t) {
-      std::copy(sumIndex.begin(), sumIndex.end(), combined.begin() + outputRank);
-      double fprod = 1;
-      uint64_t iprod = 1;
-      for (size_t i = 0; i < operands.size(); ++i) {
-        int64_t at = 0;
-        for (size_t p = 0; p < labels.size(); ++p)
-          at += combined[p] * strides[i][p];
-        if (floats)
-          fprod *= operands[i]->floatAt(at);
-        else
-          iprod *= static_cast<uint64_t>(operands[i]->intAt(at));
+    std::vector<int64_t> at = base;
+    Odometer inner(sumShape, strides, outShape.size());
+    do {
+      if (emptySum)
+        break; // a sum over nothing: zero
+      if (floats) {
+        double fprod = 1;
+        for (size_t i = 0; i < floatData.size(); ++i)
+          fprod *= floatData[i][at[i]];
+        fsum += fprod;
+      } else {
+        uint64_t iprod = 1;
+        for (size_t i = 0; i < intData.size(); ++i)
+          iprod *= static_cast<uint64_t>(intData[i][at[i]]);
+        isum += iprod;
       }
-      fsum += fprod;
-      isum += iprod;
-    });
+    } while (inner.advance(at));
     if (floats)
       out.setFloat(linear, fsum);
     else
       out.setInt(linear, isum);
-  });
+    outer.advance(base);
+  }
   return out;
 }
 
