@@ -107,9 +107,10 @@ void planGatherContractions(const Block &block, FusionPlan &plan) {
       const Op *gather = op.operands[i]->definingOp;
       if (!gather || gather->kind != OpKind::AllGather || !ops.count(gather) ||
           reads[op.operands[i]] != 1 || gatherMembers(*gather) < 2 ||
-          gather->operands.at(0)->type.dtype != op.operands[i]->type.dtype ||
-          !gatheredLabel(op, i, *gather) ||
-          splitCostsMore(op, i, *gatheredLabel(op, i, *gather), *gather))
+          gather->operands.at(0)->type.dtype != op.operands[i]->type.dtype)
+        continue;
+      std::optional<size_t> label = gatheredLabel(op, i, *gather);
+      if (!label || splitCostsMore(op, i, *label, *gather))
         continue;
       plan.gatheredOperands[&op] = {gather, i};
       plan.deferredGathers.insert(gather);
