@@ -26,6 +26,8 @@ struct TensorType {
 
   size_t rank() const { return shape.size(); }
   int64_t numElements() const;
+  /// The bytes of a dense row-major buffer of this type.
+  int64_t bytes() const { return numElements() * dtypeBytes(dtype); }
   std::string str() const;
   bool operator==(const TensorType &o) const { return shape == o.shape && dtype == o.dtype; }
   bool operator!=(const TensorType &o) const { return !(*this == o); }

@@ -78,7 +78,6 @@ bool splitCostsMore(const Op &op, size_t index, size_t label, const Op &gather) 
   std::optional<ContractionPlan> plan = ContractionPlan::of(op, error);
   if (!plan || label >= plan->outputRank)
     return false;
-  auto bytes = [](const Value *v) { return v->type.numElements() * dtypeBytes(v->type.dtype); };
   int64_t others = 0;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (i == index)
@@ -86,9 +85,9 @@ bool splitCostsMore(const Op &op, size_t index, size_t label, const Op &gather) 
     const std::vector<size_t> &labels = plan->operandLabels[i];
     if (std::find(labels.begin(), labels.end(), label) != labels.end())
       return false; // a batch label
-    others += bytes(op.operands[i]);
+    others += op.operands[i]->type.bytes();
   }
-  return bytes(gather.operands.at(0)) < others;
+  return gather.operands.at(0)->type.bytes() < others;
 }
 
 } // namespace

@@ -19,7 +19,7 @@ void KernelEmitter::copyStorage(const Value *to, const Value *from) {
     return;
   const TensorType &type = plan_.localType(to);
   builder_.CreateMemCpy(k_->buffer(to), llvm::MaybeAlign(1), k_->buffer(from), llvm::MaybeAlign(1),
-                        type.numElements() * dtypeBytes(type.dtype));
+                        type.bytes());
 }
 
 llvm::Value *KernelEmitter::loadPredicate(const Value *v) {

@@ -301,7 +301,7 @@ void KernelEmitter::copyResults(llvm::Value *outputs) {
     llvm::Value *out = builder_.CreateLoad(
         i8p, builder_.CreateConstInBoundsGEP1_64(i8p, outputs, static_cast<uint64_t>(i)));
     builder_.CreateMemCpy(out, llvm::MaybeAlign(1), k_->buffer(v), llvm::MaybeAlign(1),
-                          local.numElements() * dtypeBytes(local.dtype));
+                          local.bytes());
   }
 }
 

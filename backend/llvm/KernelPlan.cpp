@@ -74,7 +74,7 @@ void KernelPlan::placeResultsInOutputs(const Block &body) {
     if (request == requests_.end() || outputIndex_.count(storage))
       continue;
     const TensorType output = localTypeOf(program_, *body.returned[i]);
-    if (request->second.bytes != output.numElements() * dtypeBytes(output.dtype))
+    if (request->second.bytes != output.bytes())
       continue;
     outputIndex_[storage] = static_cast<int64_t>(i);
   }
@@ -92,7 +92,7 @@ void KernelPlan::define(const Value *v, const TensorType &local) {
   if (!requests_.count(v))
     definitionOrder_.push_back(v);
   BufferRequest &r = requests_[v];
-  r.bytes = local.numElements() * dtypeBytes(local.dtype);
+  r.bytes = local.bytes();
   r.firstStep = r.lastStep = step_;
 }
 
@@ -194,8 +194,7 @@ void KernelPlan::planInPlaceReturns(const Op &loop, bool topLevel) {
   if (!topLevel)
     planChains(body);
   auto bytes = [&](const Value *v) {
-    TensorType t = topLevel ? localTypeOf(program_, *v) : v->type;
-    return t.numElements() * dtypeBytes(t.dtype);
+    return (topLevel ? localTypeOf(program_, *v) : v->type).bytes();
   };
   for (size_t i = 0; i < body.returned.size() && i < carried.size(); ++i) {
     const Value *result = body.returned[i];

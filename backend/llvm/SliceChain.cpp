@@ -49,8 +49,6 @@ constexpr int64_t kSliceBytes = int64_t(1) << 20;
 /// would spend more in calls than cache saves.
 constexpr int64_t kMinSliceBytes = int64_t(64) << 10;
 
-int64_t bytesOf(const TensorType &t) { return t.numElements() * dtypeBytes(t.dtype); }
-
 /// For each dim of operand `i` of `op`, the axis it carries, or -1; nullopt
 /// when the operand cannot be sliced with the result.
 std::optional<std::vector<int>> operandAxes(const Op &op, size_t i,
@@ -235,7 +233,7 @@ private:
         continue;
       int64_t bytes = 0, ownBytes = 0, kernels = 0;
       for (const auto &arg : chain->shadow.args)
-        bytes += bytesOf(arg->type);
+        bytes += arg->type.bytes();
       std::set<const Value *> outputs(chain->shadow.returned.begin(), chain->shadow.returned.end());
       for (const auto &op : chain->shadow.ops) {
         const Value *v = op->result();
@@ -243,9 +241,9 @@ private:
         kernels += stored || !isElementalOp(op->kind);
         if (!stored)
           continue;
-        bytes += bytesOf(v->type);
+        bytes += v->type.bytes();
         if (!outputs.count(v))
-          ownBytes = std::max(ownBytes, bytesOf(v->type) * slices);
+          ownBytes = std::max(ownBytes, v->type.bytes() * slices);
       }
       if (kernels < 2 || ownBytes <= kSliceBytes)
         return nullptr; // no slice size changes that

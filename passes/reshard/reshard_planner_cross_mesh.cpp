@@ -88,8 +88,6 @@ bool better(const ReshardPlan &a, const ReshardPlan &b) {
   return a.bytes != b.bytes ? a.bytes < b.bytes : a.steps.size() < b.steps.size();
 }
 
-int64_t globalBytes(const TensorType &type) { return type.numElements() * dtypeBytes(type.dtype); }
-
 } // namespace
 
 ReshardPlan planAcrossMeshes(const ReshardRequest &r) {
@@ -117,7 +115,7 @@ ReshardPlan planAcrossMeshes(const ReshardRequest &r) {
   ReshardPlan best = samePlan(from, r.source, r.partialAxes, replicatedFrom);
   if (from.isMaximal() && !(to.isMaximal() && to.deviceIds == from.deviceIds))
     best.steps.push_back(
-        crossStep(ReshardStepKind::Broadcast, r, globalBytes(r.type), replicatedTo));
+        crossStep(ReshardStepKind::Broadcast, r, r.type.bytes(), replicatedTo));
   else
     best.steps.push_back(crossStep(ReshardStepKind::Relabel, r, 0, replicatedTo));
   best.bytes += best.steps.back().bytes;

@@ -250,11 +250,19 @@ void checkPermute(Case &c, int64_t dtype) {
               "collective_permute identity");
 }
 
+/// The all_to_all path ctest forces on this process (SHARDRT_A2A: messages,
+/// packed or direct), or "" for the runtime's own choice.
+std::string forcedAllToAllPath() {
+  const char *path = std::getenv("SHARDRT_A2A");
+  return path ? path : "";
+}
+
+/// Whether ctest runs this process for another all_to_all path: the
+/// reductions and permutes do not depend on it, and the default run checks
+/// them.
+bool allToAllPathRun() { return !forcedAllToAllPath().empty(); }
+
 /// The sweep: every group of interest on every mesh of this rank count.
-/// Whether ctest runs this process for another all_to_all path (SHARDRT_A2A
-/// set): the reductions and permutes do not depend on it, and the default
-/// run checks them.
-bool allToAllPathRun() { return std::getenv("SHARDRT_A2A") != nullptr; }
 
 void sweep(shardrt_context *ctx, const shardrt_program *program, Checker &checker,
            const std::vector<std::vector<std::vector<shardrt_axis_ref>>> &groupsPerMesh) {
@@ -332,7 +340,7 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
           right = right && blocks[static_cast<size_t>((k * 2 + r) * 3 + col)] ==
                                static_cast<float>(100 * k + r * 3 * size + 3 * me + col);
     checker.check(right, "strided all_to_all under release_scratch " + std::to_string(release));
-    std::string path = std::getenv("SHARDRT_A2A") ? std::getenv("SHARDRT_A2A") : "";
+    std::string path = forcedAllToAllPath();
     if (size > 1 && path == "packed") { // this group's window: the first pass's held
       if (release)
         checker.check(ctx->windows->dataBytes() < held,
@@ -351,8 +359,7 @@ void checkScratchRelease(shardrt_context *ctx, Program &program, Checker &checke
 void checkAllToAllPath(shardrt_context *ctx, int ranks, Checker &checker) {
   if (ranks == 1)
     return;
-  const char *forced = std::getenv("SHARDRT_A2A");
-  std::string path = forced ? forced : "";
+  std::string path = forcedAllToAllPath();
   int64_t direct = ctx->windows->directExchanges, packed = ctx->windows->packedExchanges;
   if (path == "messages")
     checker.check(direct == 0 && packed == 0, "SHARDRT_A2A=messages: no shared window");

@@ -41,10 +41,7 @@ const Value *find(const Block &block, const std::string &name) {
 
 /// True when the arena bytes of `a` and `b` intersect.
 bool overlap(const KernelPlan &plan, const Value *a, const Value *b) {
-  auto bytes = [&](const Value *v) {
-    const TensorType &t = plan.localType(v);
-    return t.numElements() * dtypeBytes(t.dtype);
-  };
+  auto bytes = [&](const Value *v) { return plan.localType(v).bytes(); };
   int64_t x = plan.arenaOffset(a), y = plan.arenaOffset(b);
   return x < y + bytes(b) && y < x + bytes(a);
 }
