@@ -216,11 +216,13 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   bool any = false;
   update.compatible.resize(numFactors);
   for (int f = 0; f < numFactors; ++f) {
-    FactorKind kind = rule.factorKinds[f];
-    // Permutation factors (sliced, padded, concatenated dims) propagate like
-    // pass-through ones (Shardy's default); only need-replication blocks.
-    bool blocked = kind == FactorKind::NeedReplication;
-    compatibleAxes(p, f, blocked ? Direction::None : direction(f), mesh, update.compatible[f]);
+    // Every kind propagates, as in Shardy's default pipeline: permutation and
+    // need-replication factors too (`direction` holds them back until the
+    // later op-priority stages). Shardy stops only its blocked_propagation
+    // factors, which no rule of shardc's ops has: a factor that must not
+    // carry a sharding across (a reshape without elements, the manual axes
+    // of a manual_computation edge) sits on one side only.
+    compatibleAxes(p, f, direction(f), mesh, update.compatible[f]);
     any |= !update.compatible[f].empty();
   }
   if (!any)

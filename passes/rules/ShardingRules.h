@@ -35,9 +35,11 @@ enum class FactorKind {
   /// result that needs a reduction across the axes (matmul's k, reduced dims).
   /// Never mapped on a result.
   Reduction,
-  /// A dimension whose every element depends on the whole operand dim, so it
-  /// must stay unsharded for the op to compute locally (e.g. the dim of a
-  /// cumulative op). No op of LANGUAGE.md section 5 has one yet.
+  /// A dimension the op can only compute unsharded: the concatenated dim of
+  /// a concat of values other than slices (Shardy's registry), the dims of a
+  /// reshape without elements. The partitioner gathers it. As in Shardy, the
+  /// kind does not stop propagation: shardings move through such a factor,
+  /// after the pass-through ones (op-priority stage 3).
   NeedReplication,
   /// A dimension whose elements move between positions: concat's dim, the
   /// sliced dims of slice, the padded dims of pad. Sharding it is legal, but
