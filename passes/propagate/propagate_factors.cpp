@@ -5,8 +5,9 @@
 //   1. Per factor, the compatible axes: walk the tensors that lead (by the
 //      op-priority direction) and keep the longest list that every one of
 //      them starts with; tensors that only follow may shorten it but never
-//      lengthen it. Need-replication factors get none (permutation ones,
-//      sliced, padded and concatenated dims, propagate as Shardy's do).
+//      lengthen it. Every kind of factor takes part (need-replication and
+//      permutation ones, the concatenated, sliced and padded dims, as in
+//      Shardy; the op-priority stages hold them back).
 //   2. Per factor, its source: the largest tensor (elements) whose axes for
 //      the factor already start with the compatible list. Factors are then
 //      ordered by source size (largest first), on elementwise ops the total
