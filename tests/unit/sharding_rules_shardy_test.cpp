@@ -288,6 +288,45 @@ func @f(%scalar: tensor<1x1xf32>, %zero: tensor<4x0xf32>, %m: tensor<2x4xf32>, %
         "([i, j])->([k, l]) {i=4, j=0, k=0, l=8} need_replication={i, j, k, l}");
 }
 
+// ---- collectives (in manual_computation bodies) ----------------------------------------
+
+TEST_CASE("shardy registry: collectives", "[rules][shardy]") {
+  // Shardy's cases give all_gather and all_to_all two operands; shardc's
+  // collectives take one, whose rule is the same as each of Shardy's.
+  // stablehlo.all_reduce and collective_permute are in the registry's
+  // pointwise list.
+  RuleProgram p(R"(
+@mesh = <["x"=2, "y"=2]>
+func @f(%a: tensor<4x4xi64>, %b: tensor<4x8xi64>, %c: tensor<4x128x1x13xi64>) {
+  %r1, %r2, %r3 = manual_computation (%a, %b, %c)
+      in_shardings=[sharding<@mesh, [{"x"}, {"y"}]>, sharding<@mesh, [{}, {"x"}]>,
+                    sharding<@mesh, [{"x"}, {"y"}, {}, {}]>]
+      out_shardings=[sharding<@mesh, [{"x"}, {"y"}]>, sharding<@mesh, [{}, {"x"}]>,
+                     sharding<@mesh, [{"x"}, {"y"}, {}, {}]>]
+      manual_axes={"x", "y"}
+      (%la: tensor<2x2xi64>, %lb: tensor<4x4xi64>, %lc: tensor<2x64x1x13xi64>) {
+    %all_gather = all_gather %la {dim = 1, axes = {"y"}}
+    %different = slice %lb {start = [0, 0], limit = [2, 4]}
+    %all_to_all_different_dimensions = all_to_all %different {split_dim = 1, concat_dim = 0, axes = {"x"}}
+    %all_to_all_same_dimension = all_to_all %different {split_dim = 0, concat_dim = 0, axes = {"x"}}
+    %reduce_scatter = reduce_scatter %lc {dim = 1, axes = {"y"}}
+    %all_reduce = all_reduce %la {axes = {"x"}, kind = "sum"}
+    %collective_permute = collective_permute %la {pairs = [[0, 1], [1, 0]]}
+    return %la, %lb, %lc
+  }
+}
+)");
+  CHECK(p.rule("all_gather") == "([i, j])->([i, k]) {i=2, j=2, k=4} need_replication={j, k}");
+  CHECK(p.rule("all_to_all_different_dimensions") ==
+        "([k, i])->([l, j]) {i=4, j=2, k=2, l=4} need_replication={i, j, k, l}");
+  CHECK(p.rule("all_to_all_same_dimension") ==
+        "([j, i])->([k, i]) {i=4, j=2, k=2} need_replication={j, k}");
+  CHECK(p.rule("reduce_scatter") ==
+        "([i, l, j, k])->([i, m, j, k]) {i=2, j=1, k=13, l=64, m=32} need_replication={l, m}");
+  CHECK(p.rule("all_reduce") == "([i, j])->([i, j]) {i=2, j=2}");
+  CHECK(p.rule("collective_permute") == "([i, j])->([i, j]) {i=2, j=2}");
+}
+
 // ---- ops Shardy's registry gives no rule -----------------------------------------------
 
 TEST_CASE("shardy registry: while, case and nullary ops propagate nothing of their own",
