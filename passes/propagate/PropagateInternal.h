@@ -116,8 +116,8 @@ constexpr int kStages = 5;
 /// operands has another use, stage 1 every pass-through op, stage 2 also the
 /// pass-through factors of every op (a broadcast's backward only), stage 3
 /// every factor of every op but a broadcast's only backward, stage 4
-/// everything (permutation factors, Shardy's default, included).
-/// Need-replication factors never propagate.
+/// everything (permutation and need-replication factors, Shardy's default,
+/// included).
 Direction edgeDirection(const Edge &edge, int f, int stage);
 
 /// Which set of directions edgeDirection gives `edge` in `stage`: equal

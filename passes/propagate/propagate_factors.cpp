@@ -5,8 +5,9 @@
 //   1. Per factor, the compatible axes: walk the tensors that lead (by the
 //      op-priority direction) and keep the longest list that every one of
 //      them starts with; tensors that only follow may shorten it but never
-//      lengthen it. Need-replication factors get none (permutation ones,
-//      sliced, padded and concatenated dims, propagate as Shardy's do).
+//      lengthen it. Every kind of factor takes part (need-replication and
+//      permutation ones, the concatenated, sliced and padded dims, as in
+//      Shardy; the op-priority stages hold them back).
 //   2. Per factor, its source: the largest tensor (elements) whose axes for
 //      the factor already start with the compatible list. Factors are then
 //      ordered by source size (largest first), on elementwise ops the total
@@ -216,11 +217,13 @@ void propagateFactors(Projection &p, const ShardingRule &rule,
   bool any = false;
   update.compatible.resize(numFactors);
   for (int f = 0; f < numFactors; ++f) {
-    FactorKind kind = rule.factorKinds[f];
-    // Permutation factors (sliced, padded, concatenated dims) propagate like
-    // pass-through ones (Shardy's default); only need-replication blocks.
-    bool blocked = kind == FactorKind::NeedReplication;
-    compatibleAxes(p, f, blocked ? Direction::None : direction(f), mesh, update.compatible[f]);
+    // Every kind propagates, as in Shardy's default pipeline: permutation and
+    // need-replication factors too (`direction` holds them back until the
+    // later op-priority stages). Shardy stops only its blocked_propagation
+    // factors, which no rule of shardc's ops has: a factor that must not
+    // carry a sharding across (a reshape without elements, the manual axes
+    // of a manual_computation edge) sits on one side only.
+    compatibleAxes(p, f, direction(f), mesh, update.compatible[f]);
     any |= !update.compatible[f].empty();
   }
   if (!any)

@@ -10,9 +10,9 @@
 namespace shardc::propagation {
 
 Direction edgeDirection(const Edge &edge, int f, int stage) {
+  // Need-replication factors move too (Shardy blocks no factor kind), like
+  // permutation and reduction ones: after the pass-through factors.
   FactorKind kind = edge.rule->factorKinds[f];
-  if (kind == FactorKind::NeedReplication)
-    return Direction::None;
   if (edge.passThroughOp)
     return stage == 0 && edge.multiUseOperand ? Direction::None : Direction::Both;
   if (stage >= 4)

@@ -35,9 +35,11 @@ enum class FactorKind {
   /// result that needs a reduction across the axes (matmul's k, reduced dims).
   /// Never mapped on a result.
   Reduction,
-  /// A dimension whose every element depends on the whole operand dim, so it
-  /// must stay unsharded for the op to compute locally (e.g. the dim of a
-  /// cumulative op). No op of LANGUAGE.md section 5 has one yet.
+  /// A dimension the op can only compute unsharded: the concatenated dim of
+  /// a concat of values other than slices (Shardy's registry), the dims of a
+  /// reshape without elements. The partitioner gathers it. As in Shardy, the
+  /// kind does not stop propagation: shardings move through such a factor,
+  /// after the pass-through ones (op-priority stage 3).
   NeedReplication,
   /// A dimension whose elements move between positions: concat's dim, the
   /// sliced dims of slice, the padded dims of pad. Sharding it is legal, but
@@ -112,10 +114,17 @@ struct ShardingRule {
 ///     dims whose size may differ from their factors' product.
 ///   constant, iota, random_uniform, random_normal: one pass-through factor
 ///     per result dim (no operands).
+///   all_reduce, collective_permute: pointwise. all_gather, reduce_scatter,
+///     all_slice, all_to_all (Shardy's registry): the other dims pass
+///     through; the dim they change (all_to_all: its split dim, then its
+///     concat dim) has a need-replication factor of the operand's size on
+///     the operand and one of the result's size on the result, so nothing
+///     crosses it. 2x4 all_to_all split 1, concat 0: `([k, i])->([l, j])
+///     {i=4, j=2, k=2, l=4} need_replication={i, j, k, l}`. They occur in
+///     manual_computation bodies (and per-device code).
 ///
-/// nullopt for manual_computation (propagation looks into its body) and the
-/// collectives (all_gather ... axis_index: they appear only in per-device
-/// code, after partitioning), for an op with an unknown or missing operand
+/// nullopt for manual_computation (propagation looks into its body) and
+/// axis_index (no operand), for an op with an unknown or missing operand
 /// or result type, and for attributes or shapes that infer-types would have
 /// rejected. Every rule satisfies checkShardingRule.
 std::optional<ShardingRule> getShardingRule(const Op &op);

@@ -38,5 +38,7 @@ std::optional<ShardingRule> contractionRule(const Op &op, const OpShapes &shapes
 std::optional<ShardingRule> reductionRule(const Op &op, const OpShapes &shapes);
 /// reshape, transpose, broadcast, concat, slice, pad (sharding_rules_shape.cpp).
 std::optional<ShardingRule> shapeOpRule(const Op &op, const OpShapes &shapes);
+/// The collectives but axis_index (sharding_rules_collective.cpp).
+std::optional<ShardingRule> collectiveRule(const Op &op, const OpShapes &shapes);
 
 } // namespace shardc::sharding_rules

@@ -196,7 +196,7 @@ using namespace sharding_rules;
 
 std::optional<ShardingRule> getShardingRule(const Op &op) {
   OpGroup group = opInfo(op.kind).group;
-  if (group == OpGroup::Manual || group == OpGroup::Collective)
+  if (group == OpGroup::Manual)
     return std::nullopt;
   if (op.results.size() != 1 || !op.results[0] || !op.results[0]->typeKnown)
     return std::nullopt;
@@ -230,8 +230,10 @@ std::optional<ShardingRule> getShardingRule(const Op &op) {
   case OpGroup::Shape:
     rule = shapeOpRule(op, shapes);
     break;
-  case OpGroup::Manual:
   case OpGroup::Collective:
+    rule = collectiveRule(op, shapes);
+    break;
+  case OpGroup::Manual:
   case OpGroup::ControlFlow: // regions: data-flow edges, not a factor rule
     break;
   }

@@ -5,7 +5,8 @@
 // changes keeps one factor shared by operand and result, of kind Permutation,
 // so that shardings still propagate through it and the partitioner moves the
 // data; concat's dim is Permutation only when its operands are slices (or
-// pieces of one tensor), NeedReplication otherwise, as in Shardy's registry.
+// pieces of one tensor), NeedReplication otherwise, as in Shardy's registry;
+// both kinds propagate, after the pass-through factors.
 // Its size is Shardy's: the result dim's for concat, the operand dim's for
 // slice and pad.
 #include "passes/rules/ShardingRulesInternal.h"
@@ -58,9 +59,11 @@ std::optional<ShardingRule> broadcastRule(const Op &op, const OpShapes &shapes) 
 
 /// Shardy's kind for the concatenated dim: Permutation when the operands are
 /// slices (concat(slice(x), slice(y))) or pieces of one tensor, some of them
-/// sliced (concat(slice(x), x)), so shardings move through it; otherwise
-/// NeedReplication, and the dim is neither propagated through nor kept
-/// sharded.
+/// sliced (concat(slice(x), x)); otherwise NeedReplication. Either way
+/// shardings move through the dim (Shardy's propagation blocks neither kind;
+/// its conservative mode, which shardc does not have, leaves the factor
+/// out); the partitioner gathers a need-replication dim and computes it
+/// unsharded.
 FactorKind concatDimKind(const Op &op) {
   auto isSlice = [](const Value *v) {
     return v && v->definingOp && v->definingOp->kind == OpKind::Slice;
