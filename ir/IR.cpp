@@ -179,8 +179,8 @@ const Mesh *collectiveMesh(const Op &op, const Module &module, const Mesh *enclo
   return only;
 }
 
-std::vector<Block *> Op::regions() const {
-  std::vector<Block *> out;
+RegionList Op::regions() const {
+  RegionList out;
   for (Block *b : {cond.get(), body.get(), elseBody.get()})
     if (b)
       out.push_back(b);

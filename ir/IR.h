@@ -15,6 +15,7 @@
 #include "ir/Sharding.h"
 #include "ir/Types.h"
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -136,6 +137,23 @@ bool decodeAttribute(const Attribute &a, Sharding &out);
 bool decodeAttribute(const Attribute &a, std::vector<Sharding> &out);
 bool decodeAttribute(const Attribute &a, DenseLiteral &out);
 
+/// An op's regions (at most three), held inline: passes ask for them on
+/// every op of every walk, and a vector cost an allocation each time (at
+/// 100,000 ops, a hundred thousand per walk).
+class RegionList {
+public:
+  Block *const *begin() const { return blocks_.data(); }
+  Block *const *end() const { return blocks_.data() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Block *operator[](size_t i) const { return blocks_[i]; }
+  void push_back(Block *block) { blocks_[size_++] = block; }
+
+private:
+  std::array<Block *, 3> blocks_{};
+  size_t size_ = 0;
+};
+
 class Op {
 public:
   OpKind kind;
@@ -192,7 +210,7 @@ public:
   Value *result(size_t i = 0) const { return results.at(i).get(); }
   /// The regions, in execution order: cond before body for `while`, then
   /// before else for `if`.
-  std::vector<Block *> regions() const;
+  RegionList regions() const;
   /// The carried values' block arguments of a loop region (a `for` body
   /// skips its index); every argument for other regions.
   static std::vector<Value *> carriedArgs(const Op &op, const Block &region);
@@ -236,6 +254,12 @@ public:
   /// without a return.
   Function snippet;
   std::vector<ShardedTypeDecl> typeDecls;
+  /// Ops a pass replaced and nothing refers to any more (the global ops
+  /// partitioning rewrote into per-device ones). They die with the module,
+  /// not in the pass: freeing 100,000 of them reads each op, value and
+  /// attribute again from cold memory, and shardc leaves its last module
+  /// to the operating system at exit, so it never pays that.
+  std::vector<std::unique_ptr<Op>> retiredOps;
 
   const Mesh *findMesh(std::string_view name) const;
   Function *findFunction(std::string_view name) const;

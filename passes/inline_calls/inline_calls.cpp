@@ -121,7 +121,7 @@ private:
     // The regions of one op share their argument names (a while's cond and
     // do both name its carried values): each name is renamed once.
     std::map<std::string, std::string> argNames;
-    std::vector<Block *> from = original.regions(), to = copy.regions();
+    RegionList from = original.regions(), to = copy.regions();
     for (size_t r = 0; r < from.size(); ++r) {
       for (auto &arg : to[r]->args) {
         auto [it, added] = argNames.emplace(arg->name, "");

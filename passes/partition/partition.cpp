@@ -470,7 +470,6 @@ private:
 } // namespace
 
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report) {
-  std::vector<std::unique_ptr<Op>> graveyard;
   for (auto &f : module.functions) {
     if (!hasAnySharding(*f))
       continue; // already its own per-device program
@@ -485,11 +484,10 @@ bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *
       // a bug of shardc's, never the user's (exit 3, not 1).
       throw InternalError(e.loc, e.what());
     }
-    graveyard.insert(graveyard.end(), std::make_move_iterator(partitioner.kept_.begin()),
-                     std::make_move_iterator(partitioner.kept_.end()));
+    module.retiredOps.insert(module.retiredOps.end(),
+                             std::make_move_iterator(partitioner.kept_.begin()),
+                             std::make_move_iterator(partitioner.kept_.end()));
   }
-  // The old ops' values are no longer referenced; keep them alive until the
-  // end of the pass only.
   return !diags.hasErrors();
 }
 
