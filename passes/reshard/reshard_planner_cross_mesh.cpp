@@ -114,8 +114,7 @@ ReshardPlan planAcrossMeshes(const ReshardRequest &r) {
   // device of a maximal mesh), slice on the target mesh.
   ReshardPlan best = samePlan(from, r.source, r.partialAxes, replicatedFrom);
   if (from.isMaximal() && !(to.isMaximal() && to.deviceIds == from.deviceIds))
-    best.steps.push_back(
-        crossStep(ReshardStepKind::Broadcast, r, r.type.bytes(), replicatedTo));
+    best.steps.push_back(crossStep(ReshardStepKind::Broadcast, r, r.type.bytes(), replicatedTo));
   else
     best.steps.push_back(crossStep(ReshardStepKind::Relabel, r, 0, replicatedTo));
   best.bytes += best.steps.back().bytes;

@@ -52,8 +52,7 @@ public:
     std::vector<std::vector<char>> memory;
     std::vector<void *> pointers;
     for (const Value *v : slots_) {
-      memory.emplace_back(static_cast<size_t>(v->type.bytes()) +
-                          1);
+      memory.emplace_back(static_cast<size_t>(v->type.bytes()) + 1);
       pointers.push_back(memory.back().data());
     }
     for (size_t i = 0; i < args.size(); ++i)
