@@ -9,7 +9,25 @@
 #include <utility>
 #include <vector>
 
+// ASan and UBSan make the code several times slower, more so while ctest
+// and lit share the cores. The few tests that bound a search's wall time
+// scale their limits by this factor, so that they check the search and not
+// the machine's load.
+#if defined(__SANITIZE_ADDRESS__)
+#define SHARDC_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHARDC_TEST_SANITIZED 1
+#endif
+#endif
+
 namespace shardc::testing {
+
+#ifdef SHARDC_TEST_SANITIZED
+inline constexpr double kSanitizerSlowdown = 2.5;
+#else
+inline constexpr double kSanitizerSlowdown = 1;
+#endif
 
 /// A mesh named "m" with these axes, in the default device order unless
 /// `deviceIds` is given.

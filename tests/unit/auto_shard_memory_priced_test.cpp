@@ -6,6 +6,7 @@
 #include "passes/auto_shard/Presolve.h"
 
 #include "StrategyProblemHelpers.h"
+#include "TestHelpers.h"
 
 #include <catch2/catch.hpp>
 
@@ -106,7 +107,9 @@ TEST_CASE("auto-shard ILP: a budgeted model too large for the time limit gets th
   StrategySolution free = solveStrategyProblem(p);
   REQUIRE(free.status == SolveStatus::Optimal);
   p.memoryBudget = std::floor((smallestPeakOf(p) + peakMemoryOf(p, free.choice)) / 2);
-  p.timeLimitSeconds = 6;
+  // CBC's root is estimated at 8.8 s, over half of 6 s (15 s in the
+  // sanitizer build): the search alone must answer within the limit.
+  p.timeLimitSeconds = 6 * shardc::testing::kSanitizerSlowdown;
   StrategySolution s = solveStrategyProblem(p);
   REQUIRE(s.status == SolveStatus::NotProven);
   CHECK(s.seconds < p.timeLimitSeconds + 1); // CBC's root alone takes longer
@@ -130,7 +133,7 @@ TEST_CASE("auto-shard ILP: a budget below every plan's peak is an error within t
   StrategyProblem p = longChain(4000);
   double smallest = smallestPeakOf(p);
   p.memoryBudget = smallest - 1;
-  p.timeLimitSeconds = 6;
+  p.timeLimitSeconds = 6 * shardc::testing::kSanitizerSlowdown;
   StrategySolution s = solveStrategyProblem(p);
   REQUIRE(s.status == SolveStatus::Infeasible);
   CHECK(s.seconds < p.timeLimitSeconds + 1);
