@@ -36,6 +36,15 @@ config.substitutions.append(
     ("%difftest", os.path.join(config.shardc_obj_root, "tests/diff/shardc-difftest")))
 # The build tree's runtime: libshardrt.a beside libshardrt-{mpich,openmpi}.so.
 config.substitutions.append(("%runtime-dir", os.path.join(config.shardc_obj_root, "runtime")))
+# The sanitizer build runs the compiler and the interpreter several times
+# slower: there the whole-suite tests (exec/every_program,
+# exec/random_programs, simulate/every_lit_program) take a fixed third of
+# their programs, the optimized build all of them.
+whole_suite_every = 3 if config.sanitize else 1
+if config.sanitize:
+    config.available_features.add("sanitize")
+config.substitutions.append(("%whole-suite-every", str(whole_suite_every)))
+config.substitutions.append(("%random-program-count", str(60 // whole_suite_every)))
 # Executables run under MPICH's launcher (pinned: Open MPI may be installed too).
 config.substitutions.append(("%mpiexec", config.mpiexec))
 # And under Open MPI's (feature "openmpi"; the executable loads

@@ -6,8 +6,10 @@ at its device count (the executable's --help says how many) on random
 inputs, and its outputs compared with the reference interpreter's
 (`shardc --interpret`) on the same inputs. Prints one line per program and
 exits 1 when any differs or fails, or when fewer than MIN programs ran.
+`--every N` before a DIR keeps one of every N programs of the DIRs after it
+(the sanitizer build's sample, see lit_programs.py).
 
-usage: run_all.py SHARDC NPY_COMPARE MPIEXEC WORK_DIR MIN DIR...
+usage: run_all.py SHARDC NPY_COMPARE MPIEXEC WORK_DIR MIN [--every N] DIR...
 """
 import os
 import re
@@ -19,7 +21,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
 from lit_programs import runnable_programs  # noqa: E402
 
 shardc, compare, mpiexec, work, minimum = sys.argv[1:6]
-dirs = sys.argv[6:]
+dirs = []  # (DIR, every)
+every = 1
+args = iter(sys.argv[6:])
+for arg in args:
+    if arg == "--every":
+        every = int(next(args))
+    else:
+        dirs.append((arg, every))
 
 
 def checks_itself(text):
@@ -31,7 +40,8 @@ def checks_itself(text):
             and "RUN: %npy-compare " in text)
 
 
-programs = [(top, path) for top in dirs for path in runnable_programs(top, checks_itself)]
+programs = [(top, path) for top, every in dirs
+            for path in runnable_programs(top, checks_itself, every)]
 
 
 def run(args, **kw):

@@ -2,9 +2,10 @@
 split-input chunks) both ways: the global program (--interpret) and the
 per-device program for every device (--simulate), on the same random
 inputs, and compares the results with shardc-npy-compare. Prints one line
-per program and exits 1 when any differs or fails.
+per program and exits 1 when any differs or fails. EVERY keeps one program
+in that many (the sanitizer build's sample, see lit_programs.py).
 
-usage: simulate_all.py SHARDC NPY_COMPARE LIT_DIR WORK_DIR
+usage: simulate_all.py SHARDC NPY_COMPARE LIT_DIR WORK_DIR [EVERY]
 """
 import os
 import subprocess
@@ -15,7 +16,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
 from lit_programs import runnable_programs  # noqa: E402
 
 shardc, compare, lit_dir, work = sys.argv[1:5]
-programs = runnable_programs(lit_dir)
+every = int(sys.argv[5]) if len(sys.argv) > 5 else 1
+programs = runnable_programs(lit_dir, every=every)
 
 failed = 0
 checked = 0
