@@ -1,6 +1,6 @@
 // The math the elementwise ops need beyond single instructions: intrinsic
 // calls (which the driver's libmvec vector library vectorizes: log, sin, cos,
-// pow, tanh's exp), exp written out inline, tanh and sigmoid written with exp,
+// pow), exp written out inline, tanh and sigmoid written with exp,
 // erf, NaN-propagating max/min and integer power. Everything is branch-free so
 // that a loop containing it still vectorizes, and nothing can produce poison.
 #include "backend/llvm/ElementalInternal.h"
@@ -85,30 +85,43 @@ llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x) {
   bool isF32 = type->isFloatTy();
   // Away from 0: tanh|x| = (1 - t) / (1 + t) with t = e^(-2|x|) in (0, 1], so
   // nothing overflows and large |x| saturates to 1. Near 0 that difference
-  // cancels (relative error eps / 2|x|), so below the threshold the Taylor
-  // series takes over: its first omitted term, 929569/638512875 x^15, is
-  // 4e-9 relative at 0.4 (f32) and 1e-20 at 1/16 (f64).
+  // cancels (relative error about t / (1 - t) times exp's), so below the
+  // threshold the Taylor series takes over: x^1 to x^13 below 0.4 (f32; the
+  // first omitted term is 4e-9 relative there), x^1 to x^23 below 0.3 (f64;
+  // 5e-18). At the thresholds the quotient's cancellation is 0.8x and 1.2x.
   llvm::Value *ax = callIntrinsic(k, llvm::Intrinsic::fabs, {x});
-  // e^(-2|x|) by the vector library (libmvec), not the inline f32 exp: the
-  // fused tanh(a*b + c) over 2^24 f32 per rank, which memory bounds, ran
-  // 19.2 ms with the inline one and 18.0 ms with the call (bench/run
-  // --only elementwise, the idle machine, the same minutes).
-  llvm::Value *t = callIntrinsic(k, llvm::Intrinsic::exp, {b.CreateFMul(ax, constantOf(type, -2))});
+  // The inline exp, not libmvec's call: on the AMD Zen 5 VM the fused
+  // tanh(a*b + c) over 2^24 f32 per rank went from 21.0 to 7.7-8.1 ms
+  // (memory bound again: 0.98-1.03x the STREAM triad); on the Intel Xeon of
+  // an earlier session the call had been 6% faster.
+  llvm::Value *t = emitExp(k, b.CreateFMul(ax, constantOf(type, -2)));
   llvm::Value *one = constantOf(type, 1);
   llvm::Value *far = b.CreateFDiv(b.CreateFSub(one, t), b.CreateFAdd(one, t));
   far = callIntrinsic(k, llvm::Intrinsic::copysign, {far, x});
 
-  static const double coefficients[] = {// x^3, x^5, ..., x^13
-                                        -1.0 / 3,    2.0 / 15,         -17.0 / 315,
-                                        62.0 / 2835, -1382.0 / 155925, 21844.0 / 6081075};
+  // tanh x = sum of a_k x^(2k+1): a_0 = 1 and, from tanh' = 1 - tanh^2,
+  // (2k + 1) a_k = -(sum over i + j = k - 1 of a_i a_j).
+  static const std::vector<double> kTaylor = [] {
+    std::vector<double> a = {1.0};
+    for (int n = 1; n < 12; ++n) {
+      double sum = 0;
+      for (int i = 0; i < n; ++i)
+        sum += a[i] * a[n - 1 - i];
+      a.push_back(-sum / (2 * n + 1));
+    }
+    return a;
+  }();
+  const int terms = isF32 ? 7 : 12;
   llvm::Value *x2 = b.CreateFMul(x, x);
-  llvm::Value *poly = constantOf(type, coefficients[5]);
-  for (int i = 4; i >= 0; --i)
-    poly = b.CreateFAdd(b.CreateFMul(poly, x2), constantOf(type, coefficients[i]));
-  // x + x * x2 * poly: odd in x, so the sign and -0 come out right.
+  llvm::Value *poly = constantOf(type, kTaylor[terms - 1]);
+  for (int i = terms - 2; i >= 1; --i)
+    poly = b.CreateFAdd(b.CreateFMul(poly, x2), constantOf(type, kTaylor[i]));
+  // x + x * (x2 * poly), odd in x; its sign is x's (the sum is within a
+  // third of x), which copysign makes hold for -0 too (-0 + +0 is +0).
   llvm::Value *near = b.CreateFAdd(x, b.CreateFMul(x, b.CreateFMul(x2, poly)));
+  near = callIntrinsic(k, llvm::Intrinsic::copysign, {near, x});
 
-  llvm::Value *isNear = b.CreateFCmpOLT(ax, constantOf(type, isF32 ? 0.4 : 0.0625));
+  llvm::Value *isNear = b.CreateFCmpOLT(ax, constantOf(type, isF32 ? 0.4 : 0.3));
   return b.CreateSelect(isNear, near, far); // NaN: not near, and far is NaN
 }
 

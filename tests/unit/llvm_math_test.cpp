@@ -54,14 +54,16 @@ template <typename T> double ulpError(T got, T want) {
   return static_cast<double>(std::abs(static_cast<long double>(got) - want) / spacing);
 }
 
-class ExpKernel {
+/// One f32 unary op (`exp`, `tanh`) over kBatch values, compiled for `cpu`.
+class UnaryKernel {
 public:
-  explicit ExpKernel(const std::string &cpu)
-      : kernel_(program("%a: tensor<" + std::to_string(kBatch) + "xf32>", "%r = exp %a\nreturn %r",
+  UnaryKernel(const std::string &cpu, const std::string &op = "exp")
+      : kernel_(program("%a: tensor<" + std::to_string(kBatch) + "xf32>",
+                        "%r = " + op + " %a\nreturn %r",
                         "tensor<" + std::to_string(kBatch) + "xf32>"),
                 cpu) {}
 
-  /// The kernel's exp of `xs` (at most kBatch values; the rest is padding).
+  /// The kernel's op of `xs` (at most kBatch values; the rest is padding).
   std::vector<float> run(const std::vector<float> &xs) {
     std::vector<double> values(kBatch, 0.0);
     for (size_t i = 0; i < xs.size(); ++i)
@@ -80,17 +82,20 @@ private:
   ElementalKernel kernel_;
 };
 
-/// The largest ulp error of the kernel over `xs`, naming the worst input.
-double worstError(ExpKernel &kernel, const std::vector<float> &xs, float &worstX) {
+/// The largest ulp error of the kernel over `xs` against `reference` (in
+/// double, rounded to float), naming the worst input.
+double worstError(
+    UnaryKernel &kernel, const std::vector<float> &xs, float &worstX,
+    double (*reference)(double) = [](double x) { return std::exp(x); }) {
   double worst = 0;
   for (size_t start = 0; start < xs.size(); start += kBatch) {
     std::vector<float> batch(xs.begin() + start,
                              xs.begin() + std::min(xs.size(), start + size_t(kBatch)));
     std::vector<float> got = kernel.run(batch);
     for (size_t i = 0; i < batch.size(); ++i) {
-      // e^x in double rounded to float: correctly rounded but for the
-      // vanishingly rare double-rounding tie.
-      float want = static_cast<float>(std::exp(double(batch[i])));
+      // The reference in double rounded to float: correctly rounded but for
+      // the vanishingly rare double-rounding tie.
+      float want = static_cast<float>(reference(double(batch[i])));
       double error = ulpError(got[i], want);
       if (error > worst) {
         worst = error;
@@ -117,7 +122,7 @@ bool hostHasAvx512() {
 TEST_CASE("llvm math: f32 exp is inline and within 1 ulp of e^x from -104 to 89", "[llvm]") {
   const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
   INFO("target " << cpu);
-  ExpKernel kernel(cpu);
+  UnaryKernel kernel(cpu);
   // No call: neither libmvec's vector exp nor libm's nor the intrinsic.
   for (const char *call : {"@_ZGV", "@expf", "@llvm.exp", "@shardc.exp"})
     CHECK(kernel.ir().find(call) == std::string::npos);
@@ -141,7 +146,7 @@ TEST_CASE("llvm math: f32 exp is inline and within 1 ulp of e^x from -104 to 89"
 TEST_CASE("llvm math: f32 exp overflow, underflow, subnormals and special values", "[llvm]") {
   const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
   INFO("target " << cpu);
-  ExpKernel kernel(cpu);
+  UnaryKernel kernel(cpu);
   const float inf = std::numeric_limits<float>::infinity();
   std::vector<float> edges;
   // Around the last finite result (ln FLT_MAX = 88.7228...), the smallest
@@ -171,6 +176,86 @@ TEST_CASE("llvm math: f32 exp overflow, underflow, subnormals and special values
   CHECK(std::isnan(got[3]));
   CHECK(got[4] == inf);
   CHECK(got[5] == 0.0f);
+}
+
+TEST_CASE("llvm math: f32 tanh is inline and within 2 ulp of tanh(x)", "[llvm]") {
+  // tanh is written with the inline exp: (1 - e^-2|x|) / (1 + e^-2|x|) with
+  // x's sign, an odd polynomial below |x| = 0.4.
+  const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
+  INFO("target " << cpu);
+  UnaryKernel kernel(cpu, "tanh");
+  for (const char *call : {"@_ZGV", "@tanhf", "@expf", "@llvm.exp", "@shardc.exp"})
+    CHECK(kernel.ir().find(call) == std::string::npos);
+
+  // Every 97th float of each sign from 0 to 10 (beyond 9.01 tanh rounds to
+  // +-1), subnormals included, and the floats around the switch at 0.4.
+  std::vector<float> xs;
+  for (uint32_t sign : {0u, 0x80000000u}) {
+    for (uint32_t bits = 0; bits <= bitsOf(10.0f); bits += 97)
+      xs.push_back(floatOfBits(sign | bits));
+    for (uint32_t d = 0; d < 2000; ++d) {
+      xs.push_back(floatOfBits(sign | (bitsOf(0.4f) + d)));
+      xs.push_back(floatOfBits(sign | (bitsOf(0.4f) - d)));
+    }
+  }
+  float worstX = 0;
+  double worst = worstError(kernel, xs, worstX, [](double x) { return std::tanh(x); });
+  INFO("worst: " << worst << " ulp at x = " << worstX << " over " << xs.size() << " floats");
+  CHECK(worst <= 2.0);
+
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> got = kernel.run({0.0f, -0.0f, 1e-45f, -1e-45f, 9.1f, -9.1f, 1e30f, inf, -inf,
+                                       std::numeric_limits<float>::quiet_NaN()});
+  CHECK((got[0] == 0.0f && !std::signbit(got[0])));
+  CHECK((got[1] == 0.0f && std::signbit(got[1])));
+  CHECK(got[2] == 1e-45f);
+  CHECK(got[3] == -1e-45f);
+  CHECK(got[4] == 1.0f);
+  CHECK(got[5] == -1.0f);
+  CHECK(got[6] == 1.0f);
+  CHECK(got[7] == 1.0f);
+  CHECK(got[8] == -1.0f);
+  CHECK(std::isnan(got[9]));
+}
+
+TEST_CASE("llvm math: f64 tanh is inline and within 2 ulp of tanh(x)", "[llvm]") {
+  const std::string cpu = GENERATE(from_range(std::begin(kExpTargets), std::end(kExpTargets)));
+  INFO("target " << cpu);
+  const int64_t batch = int64_t(1) << 20;
+  const std::string type = "tensor<" + std::to_string(batch) + "xf64>";
+  ElementalKernel kernel(program("%a: " + type, "%r = tanh %a\nreturn %r", type), cpu);
+  for (const char *call : {"@_ZGV", "@tanh(", "@exp(", "@llvm.exp", "@shardc.exp"})
+    CHECK(kernel.ir().find(call) == std::string::npos);
+  // Spread over [-20, 20] (tanh rounds to +-1 from 19.06) with irregular low
+  // bits, denser near 0 where the polynomial and the quotient meet (1/16).
+  std::vector<double> xs;
+  const int64_t spread = batch / 2;
+  for (int64_t i = 0; i < spread; ++i)
+    xs.push_back(-20.0 + 40.0 * (static_cast<double>(i) + 0.318309886183791 * (i % 7)) /
+                             static_cast<double>(spread));
+  for (int64_t i = 0; static_cast<int64_t>(xs.size()) < batch - 16; ++i)
+    xs.push_back(0.25 * (static_cast<double>(i) + 0.5) / static_cast<double>(spread) *
+                 (i % 2 ? -1 : 1));
+  for (double x : {0.0, -0.0, 1e-300, -5e-324, 0.0625, -0.0625, 19.1, -19.1, 1e300})
+    xs.push_back(x);
+  std::vector<double> values = xs;
+  values.resize(static_cast<size_t>(batch), 0.0);
+  interp::Tensor out =
+      kernel.run({interp::makeFloatTensor(TensorType{{batch}, DType::F64}, values)})[0];
+  double worst = 0, worstX = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    // tanh in x87 extended precision rounded to double.
+    double want = static_cast<double>(std::tanh(static_cast<long double>(xs[i])));
+    double error = ulpError(out.floatAt(static_cast<int64_t>(i)), want);
+    if (error > worst) {
+      worst = error;
+      worstX = xs[i];
+    }
+  }
+  INFO("worst: " << worst << " ulp at x = " << worstX << " over " << xs.size() << " doubles");
+  CHECK(worst <= 2.0);
+  CHECK(std::signbit(out.floatAt(static_cast<int64_t>(xs.size()) - 8)));
+  CHECK(out.floatAt(static_cast<int64_t>(xs.size()) - 1) == 1.0);
 }
 
 TEST_CASE("llvm math: f64 exp is inline and within 1 ulp of e^x from -746 to 710", "[llvm]") {
