@@ -2,6 +2,7 @@
 // source text, build tensors inline, read their values.
 #pragma once
 
+#include "CompileForTest.h"
 #include "backend/interpreter/Interpreter.h"
 #include "pipeline/Pipeline.h"
 
@@ -19,15 +20,8 @@ using interp::Tensor;
 /// Compiles `source` (it must be valid) and runs its @main on `args`. The
 /// sources and modules stay alive for the whole run: locations point into them.
 inline std::vector<Tensor> run(const std::string &source, const std::vector<Tensor> &args = {}) {
-  static std::deque<SourceFile> sources;
   static std::deque<std::unique_ptr<Module>> modules;
-  const SourceFile &file = sources.emplace_back("test.shd", source);
-  DiagnosticEngine diags;
-  std::unique_ptr<Module> module = compile(file, diags);
-  for (const Diagnostic &d : diags.diagnostics())
-    UNSCOPED_INFO(d.message);
-  REQUIRE(module);
-  modules.push_back(std::move(module));
+  modules.push_back(compileForTest("test.shd", source));
   return interp::runFunction(*modules.back(), *modules.back()->findFunction("main"), args);
 }
 

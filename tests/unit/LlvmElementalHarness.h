@@ -6,6 +6,7 @@
 // interpreter tensors and returns @main's results.
 #pragma once
 
+#include "CompileForTest.h"
 #include "backend/interpreter/Interpreter.h"
 #include "backend/llvm/Lowering.h"
 #include "backend/llvm/Target.h"
@@ -21,7 +22,6 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,13 +34,7 @@ public:
   /// optimized for `cpu` (run on the host: it must not need more).
   explicit ElementalKernel(const std::string &source, const std::string &cpu = "native")
       : cpu_(cpu) {
-    static std::deque<SourceFile> sources;
-    const SourceFile &file = sources.emplace_back("elemental.shd", source);
-    DiagnosticEngine diags;
-    program_ = compile(file, diags);
-    for (const Diagnostic &d : diags.diagnostics())
-      UNSCOPED_INFO(d.message);
-    REQUIRE(program_);
+    program_ = compileForTest("elemental.shd", source);
     main_ = program_->findFunction("main");
     REQUIRE(main_);
     plan_ = llvmgen::planFusion(main_->body);

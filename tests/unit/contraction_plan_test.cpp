@@ -4,13 +4,13 @@
 // leading dimensions and batch strides, which operands need a scratch copy,
 // and which forms are left to loop nests. A random test checks every direct
 // matrix of every plan element by element against the operand's layout.
+#include "CompileForTest.h"
 #include "ir/ContractionPlan.h"
 #include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,15 +25,9 @@ using Strides = std::vector<int64_t>;
 /// The plan of the one contraction in `@main(params) -> result { body }`.
 ContractionPlan planOf(const std::string &params, const std::string &body,
                        const std::string &result) {
-  static std::deque<SourceFile> sources; // the module's locations point here
-  const SourceFile &file = sources.emplace_back(
-      "contraction.shd", "func @main(" + params + ") -> " + result + " {\n" + body + "\n}\n");
-  INFO(file.text());
-  DiagnosticEngine diags;
-  std::unique_ptr<Module> module = compile(file, diags);
-  for (const Diagnostic &d : diags.diagnostics())
-    UNSCOPED_INFO(d.message);
-  REQUIRE(module);
+  const std::string text = "func @main(" + params + ") -> " + result + " {\n" + body + "\n}\n";
+  INFO(text);
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("contraction.shd", text);
   const Function *main = module->findFunction("main");
   REQUIRE(main);
   for (const std::unique_ptr<Op> &op : main->body.ops)

@@ -1,11 +1,11 @@
 // Unit tests of how the IR hands out and keeps its objects: an op's regions
 // (an inline list, in execution order) and the global ops partitioning
 // replaces, which the module keeps until it dies.
+#include "CompileForTest.h"
 #include "pipeline/Pipeline.h"
 
 #include <catch2/catch.hpp>
 
-#include <deque>
 #include <set>
 #include <string>
 
@@ -13,20 +13,9 @@ using namespace shardc;
 
 namespace {
 
-/// `text` compiled through `emit` (empty: the checks only); the module's
-/// locations point into a SourceFile that lives as long as the test run.
+/// `text` compiled through `emit` (empty: the checks only).
 std::unique_ptr<Module> compiled(const std::string &text, std::string_view emit) {
-  static std::deque<SourceFile> sources;
-  const SourceFile &file = sources.emplace_back("ir_ownership.shd", text);
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = emit;
-  std::unique_ptr<Module> module = compile(file, diags, options);
-  for (const Diagnostic &d : diags.diagnostics())
-    UNSCOPED_INFO(d.message);
-  REQUIRE(module);
-  REQUIRE_FALSE(diags.hasErrors());
-  return module;
+  return shardc::testing::compileForTest("ir_ownership.shd", text, emit);
 }
 
 const char *const kLoops = R"(

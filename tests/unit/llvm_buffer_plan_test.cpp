@@ -2,6 +2,7 @@
 // KernelPlan.h): the arena placement never lets two buffers that are live at
 // the same step share a byte, reuses memory when live ranges are disjoint,
 // and the kernel plan sees a fused value's reads where its consumer runs.
+#include "CompileForTest.h"
 #include "TestHelpers.h"
 
 #include "backend/llvm/BufferPlan.h"
@@ -11,7 +12,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <random>
 
 using namespace shardc;
@@ -71,16 +71,6 @@ TEST_CASE("arena: a chain of temporaries reuses two buffers", "[llvm]") {
 
 namespace {
 
-/// The spmd module of `text` (kept alive for the test's KernelPlan).
-std::unique_ptr<Module> compileSpmd(const char *name, const char *text) {
-  static std::deque<SourceFile> sources;
-  const SourceFile &file = sources.emplace_back(name, text);
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = "spmd";
-  return compile(file, diags, options);
-}
-
 /// The value of the manual body whose name starts with `name` + "_".
 const Value *bodyValue(const Block &body, const std::string &name) {
   for (const auto &op : body.ops)
@@ -96,7 +86,7 @@ const Value *bodyValue(const Block &body, const std::string &name) {
 TEST_CASE("kernel plan: fused values hold no buffer; their reads keep leaves alive", "[llvm]") {
   // %e and %s fuse into %r's loop: only %a (an input), %r and %m are stored,
   // and %a's storage is the input's, not the arena's.
-  std::unique_ptr<Module> module = compileSpmd("plan.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
     -> (tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>) {
@@ -106,7 +96,8 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>)
   %m = neg %r : tensor<8x4xf32>
   return %r, %m
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);
@@ -124,7 +115,7 @@ TEST_CASE("kernel plan: a result is computed in its output buffer unless it cann
   // Result 0 is the parameter itself (its storage is the input buffer);
   // results 1 and 2 are one value (one storage: output 1, copied to 2);
   // %t (a matmul's result) is a temporary in the arena, read by %r.
-  std::unique_ptr<Module> module = compileSpmd("outputs.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("outputs.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>)
     -> (tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>,
@@ -133,7 +124,8 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>
   %r = exp %t : tensor<8x4xf32>
   return %a, %r, %r
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);

@@ -3,6 +3,7 @@
 // carried storage and an if's results share bytes with nothing in their
 // regions, a body returning another carried value copies through a
 // temporary, and values read inside a region are materialized.
+#include "CompileForTest.h"
 #include "TestHelpers.h"
 
 #include "backend/llvm/KernelPlan.h"
@@ -10,21 +11,10 @@
 
 #include <catch2/catch.hpp>
 
-#include <deque>
-
 using namespace shardc;
 using namespace shardc::llvmgen;
 
 namespace {
-
-std::unique_ptr<Module> compileSpmd(const char *name, const char *text) {
-  static std::deque<SourceFile> sources;
-  const SourceFile &file = sources.emplace_back(name, text);
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = "spmd";
-  return compile(file, diags, options);
-}
 
 /// The op of `block` (regions included) with a result named `name` + "_...".
 const Value *find(const Block &block, const std::string &name) {
@@ -60,7 +50,7 @@ TEST_CASE("kernel plan: a value read in a loop keeps its bytes until the loop en
   // %t is last read by the loop's first op: without the loop, %v and %x,
   // written after that read, could take its bytes; the next iteration reads
   // %t again. %c (elemental, read only inside the loop) is materialized.
-  std::unique_ptr<Module> module = compileSpmd("loop_plan.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("loop_plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>)
     -> tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]> {
@@ -81,7 +71,8 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>
   } : tensor<8x4xf32>
   return %r
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);
@@ -106,7 +97,7 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>
 }
 
 TEST_CASE("kernel plan: a swap of carried values copies through a temporary", "[llvm]") {
-  std::unique_ptr<Module> module = compileSpmd("swap_plan.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("swap_plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8xf32> sharding<@mesh, [{"x"}]>, %b: tensor<8xf32> sharding<@mesh, [{"x"}]>)
     -> tensor<8xf32> sharding<@mesh, [{"x"}]> {
@@ -123,7 +114,8 @@ func @main(%a: tensor<8xf32> sharding<@mesh, [{"x"}]>, %b: tensor<8xf32> shardin
   } : tensor<8xf32>
   return %r
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);
@@ -141,7 +133,7 @@ TEST_CASE("kernel plan: an if's results share bytes with nothing in its branches
   // The then-branch writes %r at its end; the else-branch's %e and %g must
   // not take %r's bytes (the plan cannot know which branch runs); nor when
   // nothing reads the result after the if (%unused).
-  std::unique_ptr<Module> module = compileSpmd("if_plan.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("if_plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>, %p: tensor<i1>)
     -> tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]> {
@@ -170,7 +162,8 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>
   } : tensor<8x4xf32>
   return %r
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);
@@ -191,7 +184,7 @@ TEST_CASE("kernel plan: a returned value is written into its carried storage onl
   // op itself (%b), through a fused elemental value read later (%d via %f),
   // by a later op (%g), inside a later region (%q), or by another returned
   // value (%s2 returns %s).
-  std::unique_ptr<Module> module = compileSpmd("in_place_plan.shd", R"(
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("in_place_plan.shd", R"(
 @mesh = <["x"=2]>
 func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>)
     -> tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]> {
@@ -235,7 +228,8 @@ func @main(%a: tensor<8x4xf32> sharding<@mesh, [{"x"}, {}]>, %w: tensor<4x4xf32>
   } : tensor<8x4xf32>
   return %r
 }
-)");
+)",
+                                                                   "spmd");
   REQUIRE(module);
   const Function &main = *module->findFunction("main");
   KernelPlan plan(*module, main);

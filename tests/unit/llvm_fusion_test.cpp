@@ -1,6 +1,7 @@
 // Unit tests for the LLVM backend's fusion plan (backend/llvm/Fusion.cpp):
 // which values live in memory, and that a fused chain becomes one
 // vectorized loop with no temporary buffer.
+#include "CompileForTest.h"
 #include "LlvmElementalHarness.h"
 
 #include <llvm/Support/Host.h>
@@ -134,11 +135,7 @@ TEST_CASE("fusion: operands and results of non-elemental ops are in memory", "[l
                                "%e = exp %a\n%m = matmul %e, %b\n%t = tanh %m\n"
                                "%r = neg %t\nreturn %r",
                                "tensor<4x2xf32>");
-  static std::deque<SourceFile> sources;
-  const SourceFile &file = sources.emplace_back("fusion.shd", source);
-  DiagnosticEngine diags;
-  std::unique_ptr<Module> module = compile(file, diags);
-  REQUIRE(module);
+  std::unique_ptr<Module> module = shardc::testing::compileForTest("fusion.shd", source);
   llvmgen::FusionPlan plan = llvmgen::planFusion(module->findFunction("main")->body);
   std::vector<std::string> names;
   for (const Value *v : plan.materialized)

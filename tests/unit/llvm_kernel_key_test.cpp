@@ -3,6 +3,7 @@
 // dtype or sharding; a program that repeats a layer lowers to one kernel per
 // distinct computation; the kernel cache (KernelCache.h) returns what it
 // stored, and an entry that is corrupt or truncated is never trusted.
+#include "CompileForTest.h"
 #include "backend/llvm/Codegen.h"
 #include "backend/llvm/KernelCache.h"
 #include "pipeline/Pipeline.h"
@@ -13,7 +14,6 @@
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include <deque>
 #include <set>
 
 using namespace shardc;
@@ -22,15 +22,7 @@ namespace {
 
 /// The keys of the kernels `source` lowers to, in the order first called.
 std::vector<std::string> kernelKeys(const std::string &source, int64_t *calls = nullptr) {
-  static std::deque<SourceFile> files;
-  const SourceFile &file = files.emplace_back("key.shd", source);
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = "spmd";
-  std::unique_ptr<Module> spmd = compile(file, diags, options);
-  for (const Diagnostic &d : diags.diagnostics())
-    UNSCOPED_INFO(d.message);
-  REQUIRE(spmd);
+  std::unique_ptr<Module> spmd = shardc::testing::compileForTest("key.shd", source, "spmd");
   llvm::LLVMContext context;
   llvmgen::LoweredProgram lowered = llvmgen::lowerProgram(*spmd, context, "key");
   std::vector<std::string> keys;

@@ -2,6 +2,7 @@
 // constant matches what the runtime reads (runtime/shardrt.h), the lowered
 // examples verify, the arena reuses the memory of dead values, and what
 // cannot be lowered is a CodegenError at the op.
+#include "CompileForTest.h"
 #include "backend/llvm/Codegen.h"
 #include "pipeline/Pipeline.h"
 
@@ -11,7 +12,6 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Verifier.h>
 
-#include <deque>
 #include <fstream>
 #include <sstream>
 
@@ -21,16 +21,7 @@ namespace {
 
 std::unique_ptr<Module> partitioned(const std::string &name, const std::string &source,
                                     const char *emit = "spmd") {
-  static std::deque<SourceFile> files;
-  const SourceFile &file = files.emplace_back(name, source);
-  DiagnosticEngine diags;
-  CompileOptions options;
-  options.emit = emit;
-  std::unique_ptr<Module> module = compile(file, diags, options);
-  for (const Diagnostic &d : diags.diagnostics())
-    UNSCOPED_INFO(d.message);
-  REQUIRE(module);
-  return module;
+  return shardc::testing::compileForTest(name, source, emit);
 }
 
 std::string example(const std::string &name) {
