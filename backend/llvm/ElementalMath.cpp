@@ -91,8 +91,8 @@ llvm::Value *emitTanh(KernelLowering &k, llvm::Value *x) {
   // 5e-18). At the thresholds the quotient's cancellation is 0.8x and 1.2x.
   llvm::Value *ax = callIntrinsic(k, llvm::Intrinsic::fabs, {x});
   // The inline exp, not libmvec's call: on the AMD Zen 5 VM the fused
-  // tanh(a*b + c) over 2^24 f32 per rank went from 21.0 to 7.7-8.1 ms
-  // (memory bound again: 0.98-1.03x the STREAM triad); on the Intel Xeon of
+  // tanh(a*b + c) over 2^24 f32 per rank went from 21.0 to 7.7-9.1 ms
+  // (memory bound again: 0.98-1.08x the STREAM triad); on the Intel Xeon of
   // an earlier session the call had been 6% faster.
   llvm::Value *t = emitExp(k, b.CreateFMul(ax, constantOf(type, -2)));
   llvm::Value *one = constantOf(type, 1);
