@@ -11,16 +11,7 @@
 
 namespace shardc::difftest {
 
-namespace {
-
-std::string names(const std::vector<Val> &values) {
-  std::vector<std::string> out;
-  for (const Val &v : values)
-    out.push_back("%" + v.name);
-  return fmt::format("{}", fmt::join(out, ", "));
-}
-
-} // namespace
+namespace {} // namespace
 
 /// A new function taking values like `args`, its body drawn like any other
 /// (no parameters invented, no collectives); emitted before @main. Its

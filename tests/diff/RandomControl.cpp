@@ -24,13 +24,6 @@ std::set<std::string> unite(const std::set<std::string> &a, const std::set<std::
   return s;
 }
 
-std::string names(const std::vector<Val> &values) {
-  std::vector<std::string> out;
-  for (const Val &v : values)
-    out.push_back("%" + v.name);
-  return fmt::format("{}", fmt::join(out, ", "));
-}
-
 /// Keeps a control-flow op's operands on the home mesh while it is written
 /// (Scope::oneMesh), in the scope where the op goes.
 class OneMesh {

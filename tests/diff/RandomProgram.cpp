@@ -157,6 +157,13 @@ std::vector<Piece> pieces(const MeshSpec &mesh, const std::set<std::string> &exc
 
 } // namespace
 
+std::string names(const std::vector<Val> &values) {
+  std::vector<std::string> out;
+  for (const Val &v : values)
+    out.push_back("%" + v.name);
+  return fmt::format("{}", fmt::join(out, ", "));
+}
+
 /// A random sharding of `shape` on mesh `meshIndex` that names no axis of
 /// `exclude`. Closed when `closed`; otherwise dims may be open, and
 /// `priorities` allows `p0`/`p1`. On a mesh with axis types, the axes

@@ -71,6 +71,9 @@ struct Val {
   Ex ex;
 };
 
+/// "%a, %b": the values' names as operands or results are written.
+std::string names(const std::vector<Val> &values);
+
 /// One region being written: a function's body, a manual_computation body,
 /// or a region of for, while or if (whose pool starts as a copy of the
 /// enclosing one's: regions capture what is in scope).

@@ -49,6 +49,14 @@ inline AxisRef sub(const std::string &name, int64_t pre, int64_t size) {
   return AxisRef{name, pre, size, {}};
 }
 
+/// The axes as written ("a", "b":(2)2).
+inline std::vector<std::string> names(const std::vector<AxisRef> &axes) {
+  std::vector<std::string> out;
+  for (const AxisRef &a : axes)
+    out.push_back(a.str());
+  return out;
+}
+
 /// The messages of the errors in `diags`, in order (warnings and notes left out).
 inline std::vector<std::string> errorMessages(const DiagnosticEngine &diags) {
   std::vector<std::string> out;

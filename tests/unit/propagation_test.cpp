@@ -18,13 +18,6 @@ namespace {
 
 using namespace shardc::testing;
 
-std::vector<std::string> names(const std::vector<AxisRef> &axes) {
-  std::vector<std::string> out;
-  for (const AxisRef &a : axes)
-    out.push_back(a.str());
-  return out;
-}
-
 using Names = std::vector<std::string>;
 
 /// A sharding on "m" with the given dims (open when `open`).

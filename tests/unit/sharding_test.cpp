@@ -21,13 +21,6 @@ DimSharding dim(std::vector<AxisRef> axes) {
   return d;
 }
 
-std::vector<std::string> names(const std::vector<AxisRef> &axes) {
-  std::vector<std::string> out;
-  for (const AxisRef &a : axes)
-    out.push_back(a.str());
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("mesh device count, axes and kinds", "[sharding][mesh]") {

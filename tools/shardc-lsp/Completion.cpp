@@ -16,7 +16,9 @@ namespace shardc::lsp {
 namespace {
 
 // LSP CompletionItemKind values.
+namespace completion_kind {
 constexpr int kModule = 9, kEnumMember = 20;
+} // namespace completion_kind
 /// How far back a sharding may start (a sharding fits on a few lines).
 constexpr size_t kLookBehind = 4096;
 
@@ -96,7 +98,8 @@ nlohmann::json completion(const TextDocument &doc, Position at,
       std::string axes;
       for (const auto &[name, size] : m.axes)
         axes += fmt::format("{}\"{}\"={}", axes.empty() ? "" : ", ", name, size);
-      items.push_back(item(m.name, kModule, fmt::format("mesh <[{}]>", axes), range, m.name));
+      items.push_back(
+          item(m.name, completion_kind::kModule, fmt::format("mesh <[{}]>", axes), range, m.name));
     }
   } else if (std::string mesh = shardingMeshAt(text, start); !mesh.empty()) {
     bool quoted = start > 0 && text[start - 1] == '"';
@@ -106,8 +109,8 @@ nlohmann::json completion(const TextDocument &doc, Position at,
         continue;
       for (const auto &[name, size] : m.axes) {
         std::string insert = quoted ? name + (closed ? "" : "\"") : "\"" + name + "\"";
-        items.push_back(item(name, kEnumMember, fmt::format("axis of @{}, size {}", m.name, size),
-                             range, insert));
+        items.push_back(item(name, completion_kind::kEnumMember,
+                             fmt::format("axis of @{}, size {}", m.name, size), range, insert));
       }
     }
   }

@@ -10,7 +10,9 @@ namespace shardc::lsp {
 namespace {
 
 // LSP SymbolKind values.
+namespace symbol_kind {
 constexpr int kNamespace = 3, kFunction = 12, kVariable = 13, kEnumMember = 22;
+} // namespace symbol_kind
 
 nlohmann::json location(const TextDocument &doc, const Loc &loc) {
   return {{"uri", doc.uri()}, {"range", doc.range(loc)}};
@@ -32,7 +34,8 @@ nlohmann::json symbol(const TextDocument &doc, const std::string &name, int kind
 }
 
 nlohmann::json valueSymbol(const TextDocument &doc, const Value &v) {
-  return symbol(doc, "%" + v.name, kVariable, v.loc, v.typeKnown ? printType(v.type) : "");
+  return symbol(doc, "%" + v.name, symbol_kind::kVariable, v.loc,
+                v.typeKnown ? printType(v.type) : "");
 }
 
 /// The values a block defines, manual_computation bodies nested in their op's result.
@@ -92,13 +95,13 @@ nlohmann::json documentSymbols(const Analysis &analysis, const TextDocument &doc
     if (!mesh->loc.known())
       continue;
     nlohmann::json s = symbol(
-        doc, "@" + mesh->name, kNamespace, mesh->loc,
+        doc, "@" + mesh->name, symbol_kind::kNamespace, mesh->loc,
         fmt::format("{} device{}", mesh->deviceCount(), mesh->deviceCount() == 1 ? "" : "s"));
     s["children"] = nlohmann::json::array();
     for (const MeshAxis &a : mesh->axes)
       if (a.loc.known())
-        s["children"].push_back(
-            symbol(doc, "\"" + a.name + "\"", kEnumMember, a.loc, std::to_string(a.size)));
+        s["children"].push_back(symbol(doc, "\"" + a.name + "\"", symbol_kind::kEnumMember, a.loc,
+                                       std::to_string(a.size)));
     out.push_back(s);
   }
   for (const nlohmann::json &s : blockSymbols(doc, module->snippet.body))
@@ -106,7 +109,7 @@ nlohmann::json documentSymbols(const Analysis &analysis, const TextDocument &doc
   for (const auto &f : module->functions) {
     if (!f->loc.known())
       continue;
-    nlohmann::json s = symbol(doc, "@" + f->name, kFunction, f->loc, "func");
+    nlohmann::json s = symbol(doc, "@" + f->name, symbol_kind::kFunction, f->loc, "func");
     // The whole function, from its name to its closing brace.
     if (f->body.endLoc.known() && f->body.endLoc.line >= f->loc.line) {
       nlohmann::json range = doc.range(f->loc);
