@@ -92,11 +92,17 @@ resultTypes
   ;
 
 // ---- functions and statements ---------------------------------------------------
-funcDef : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? block ;
+// A function's head and its body's items are rules of their own: the
+// frontend parses a large function item by item (frontend/Parser.cpp).
+funcDef : funcHead block ;
+
+funcHead : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? ;
 
 param : VALUE ':' annotatedType ;
 
-block : '{' (statement | controlStmt | returnStmt)* '}' ;
+block : '{' blockItem* '}' ;
+
+blockItem : statement | controlStmt | returnStmt ;
 
 valueDecl
   : VALUE ':' topAnnotatedType
