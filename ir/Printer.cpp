@@ -508,7 +508,10 @@ std::string printMeshBody(const Mesh &mesh) {
     if (i)
       out += ", ";
     out += quote(mesh.axes[i].name) + "=" + std::to_string(mesh.axes[i].size);
-    n *= mesh.axes[i].size;
+    // An unverified mesh's sizes may overflow the product (printing comes
+    // before the verifier with --print-ir-after): then no id list matches.
+    if (n >= 0 && __builtin_mul_overflow(n, mesh.axes[i].size, &n))
+      n = -1;
   }
   out += "]";
   // A mesh without axes keeps its ids: `<[], device_ids=[0]>` is a maximal
