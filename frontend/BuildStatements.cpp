@@ -88,17 +88,13 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   return nullptr;
 }
 
-void IRBuilder::beginFunction(P::FuncHeadContext *ctx, antlr4::Token *open) {
-  function_ = std::make_unique<Function>();
-  Function *fn = function_.get();
+void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
+  auto fn = std::make_unique<Function>();
   fn->name = ctx->SYMBOL()->getText().substr(1);
   fn->loc = loc(ctx->SYMBOL());
-  auto [it, inserted] = functionNames_.emplace(fn->name, fn->loc);
-  if (!inserted)
-    diags_.error(fn->loc, fmt::format("redefinition of function @{}", fn->name))
-        .note(it->second, "previous definition is here");
-  fn->body.loc = loc(open);
   scopes_.emplace_back();
+  // A name per statement, about: sized once rather than rehashed as it grows.
+  scopes_.back().reserve(ctx->param().size() + ctx->block()->children.size());
   for (P::ParamContext *p : ctx->param())
     addParam(fn->body, p->VALUE(), buildAnnotated(p->annotatedType()));
   if (P::ResultTypesContext *r = ctx->resultTypes()) {
@@ -114,53 +110,47 @@ void IRBuilder::beginFunction(P::FuncHeadContext *ctx, antlr4::Token *open) {
       fn->results.push_back(std::move(spec));
     }
   }
-}
-
-void IRBuilder::bodyItem(P::BlockItemContext *item) { buildBlockItem(item, function_->body); }
-
-void IRBuilder::endFunction(antlr4::Token *close) {
-  function_->body.endLoc = loc(close);
-  finishBlock(function_->body, /*allowMissingReturn=*/function_->results.empty());
+  buildBlock(ctx->block(), fn->body, /*allowMissingReturn=*/fn->results.empty());
   scopes_.pop_back();
-  module_.functions.push_back(std::move(function_));
+  module_.functions.push_back(std::move(fn));
 }
 
 void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissingReturn) {
   block.loc = loc(ctx->getStart());
   block.endLoc = loc(ctx->getStop());
-  for (P::BlockItemContext *item : ctx->blockItem())
-    buildBlockItem(item, block);
-  finishBlock(block, allowMissingReturn);
-}
-
-void IRBuilder::buildBlockItem(P::BlockItemContext *item, Block &block) {
-  antlr4::ParserRuleContext *child = static_cast<antlr4::ParserRuleContext *>(item->children[0]);
-  if (block.hasReturn) {
-    diags_.error(loc(child), "statement after return");
-    return;
-  }
-  if (auto *s = nodeAs<P::StatementContext>(child)) {
-    buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
-                   buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
-  } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
-    buildControl(c, block);
-  } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
-    block.hasReturn = true;
-    block.returnLoc = loc(r->KW_RETURN());
-    for (antlr4::tree::TerminalNode *v : r->VALUE()) {
-      block.returned.push_back(lookup(v));
-      block.returnedLocs.push_back(loc(v));
+  for (antlr4::tree::ParseTree *child : ctx->children) {
+    if (auto *s = nodeAs<P::StatementContext>(child)) {
+      if (block.hasReturn) {
+        diags_.error(loc(s), "statement after return");
+        continue;
+      }
+      buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
+                     buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
+    } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
+      if (block.hasReturn) {
+        diags_.error(loc(c), "statement after return");
+        continue;
+      }
+      buildControl(c, block);
+    } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
+      if (block.hasReturn) {
+        diags_.error(loc(r), "statement after return");
+        continue;
+      }
+      block.hasReturn = true;
+      block.returnLoc = loc(r->KW_RETURN());
+      for (antlr4::tree::TerminalNode *v : r->VALUE()) {
+        block.returned.push_back(lookup(v));
+        block.returnedLocs.push_back(loc(v));
+      }
+      for (P::AnnotatedTypeContext *t : r->annotatedType()) {
+        Annotated a = buildAnnotated(t);
+        if (a.type)
+          block.returnTypes.push_back(*a.type);
+        block.returnTypesInvalid |= a.typeInvalid;
+      }
     }
-    for (P::AnnotatedTypeContext *t : r->annotatedType()) {
-      Annotated a = buildAnnotated(t);
-      if (a.type)
-        block.returnTypes.push_back(*a.type);
-      block.returnTypesInvalid |= a.typeInvalid;
-    }
   }
-}
-
-void IRBuilder::finishBlock(Block &block, bool allowMissingReturn) {
   if (!block.hasReturn && !allowMissingReturn)
     diags_.error(block.endLoc, "missing return at the end of the body");
 }

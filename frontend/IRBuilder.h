@@ -70,23 +70,7 @@ public:
   IRBuilder(const SourceFile &file, DiagnosticEngine &diags, Module &module)
       : file_(file), diags_(diags), module_(module) {}
 
-  /// The module from its whole tree.
   void build(P::ModuleContext *ctx);
-
-  // Item by item, as the streaming parse (Parser.cpp) reads them, so that each
-  // item's tree can be freed once built: begin(), then for every top-level
-  // item either topItem() or, for a function, beginFunction(), bodyItem() per
-  // item of its body and endFunction(); then end(). build() is the same
-  // sequence over a whole tree.
-  void begin();
-  /// A top-level item other than a function.
-  void topItem(P::TopItemContext *item);
-  /// A function's head; `open` is its body's `{`.
-  void beginFunction(P::FuncHeadContext *head, antlr4::Token *open);
-  void bodyItem(P::BlockItemContext *item);
-  /// `close` is the body's `}`.
-  void endFunction(antlr4::Token *close);
-  void end();
 
 private:
   // ---- locations and literals -------------------------------------------------
@@ -138,10 +122,8 @@ private:
   template <typename SpecCtx> TypeSpec buildTypeSpec(SpecCtx *ctx);
 
   // ---- functions, blocks and statements -------------------------------------------
+  void buildFunction(P::FuncDefContext *ctx);
   void buildBlock(P::BlockContext *ctx, Block &block, bool allowMissingReturn);
-  void buildBlockItem(P::BlockItemContext *item, Block &block);
-  /// Reports a missing return (when one is needed) at the end of `block`.
-  void finishBlock(Block &block, bool allowMissingReturn);
   Value *addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a);
   void buildStatement(const std::vector<antlr4::tree::TerminalNode *> &resultNames,
                       P::OpExprContext *expr, TypeSpec typeSpec, Block &block);
@@ -182,10 +164,6 @@ private:
   /// The scopes a manual_computation body cannot see (for the error message);
   /// they stay alive on the stack of the enclosing build.
   std::vector<const Scope *> hiddenScopes_;
-  /// The functions defined so far, for "redefinition of function".
-  std::map<std::string, Loc> functionNames_;
-  /// The function between beginFunction and endFunction.
-  std::unique_ptr<Function> function_;
 };
 
 // The two rules with a top-level twin (annotatedType, typeSpec) share one

@@ -18,52 +18,43 @@ namespace frontend {
 // ---- the module ------------------------------------------------------------------
 
 void IRBuilder::build(P::ModuleContext *ctx) {
-  begin();
-  for (P::TopItemContext *item : ctx->topItem()) {
-    if (P::FuncDefContext *f = item->funcDef()) {
-      P::BlockContext *body = f->block();
-      beginFunction(f->funcHead(), body->getStart());
-      for (P::BlockItemContext *i : body->blockItem())
-        bodyItem(i);
-      endFunction(body->getStop());
-    } else {
-      topItem(item);
-    }
-  }
-  end();
-}
-
-void IRBuilder::begin() {
   module_.file = &file_;
   module_.snippet.loc = Loc{&file_, 1, 1, 1};
   // Top-level snippets share one scope; each function opens its own.
   scopes_.emplace_back();
-}
-
-void IRBuilder::end() { scopes_.clear(); }
-
-void IRBuilder::topItem(P::TopItemContext *item) {
-  if (item->meshDef()) {
-    buildMesh(item->meshDef());
-  } else if (P::ValueDeclContext *d = item->valueDecl()) {
-    Annotated a;
-    if (d->topAnnotatedType())
-      a = buildAnnotated(d->topAnnotatedType());
-    else
-      a.sharding = buildSharding(d->sharding());
-    addParam(module_.snippet.body, d->VALUE(), std::move(a));
-  } else if (P::TopStatementContext *s = item->topStatement()) {
-    buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->topTypeSpec()), module_.snippet.body);
-  } else if (P::ShardedTypeDeclContext *t = item->shardedTypeDecl()) {
-    ShardedTypeDecl decl;
-    decl.sharding = buildSharding(t->sharding());
-    decl.loc = loc(t);
-    decl.typeLoc = loc(t->tensorType());
-    if (auto type = buildType(t->tensorType())) {
-      decl.type = *type;
-      module_.typeDecls.push_back(std::move(decl));
+  std::map<std::string, Loc> functionNames;
+  for (P::TopItemContext *item : ctx->topItem()) {
+    if (item->meshDef()) {
+      buildMesh(item->meshDef());
+    } else if (P::FuncDefContext *f = item->funcDef()) {
+      std::string name = f->SYMBOL()->getText().substr(1);
+      auto [it, inserted] = functionNames.emplace(name, loc(f->SYMBOL()));
+      if (!inserted)
+        diags_.error(loc(f->SYMBOL()), fmt::format("redefinition of function @{}", name))
+            .note(it->second, "previous definition is here");
+      buildFunction(f);
+    } else if (P::ValueDeclContext *d = item->valueDecl()) {
+      Annotated a;
+      if (d->topAnnotatedType())
+        a = buildAnnotated(d->topAnnotatedType());
+      else
+        a.sharding = buildSharding(d->sharding());
+      addParam(module_.snippet.body, d->VALUE(), std::move(a));
+    } else if (P::TopStatementContext *s = item->topStatement()) {
+      buildStatement(s->VALUE(), s->opExpr(), buildTypeSpec(s->topTypeSpec()),
+                     module_.snippet.body);
+    } else if (P::ShardedTypeDeclContext *t = item->shardedTypeDecl()) {
+      ShardedTypeDecl decl;
+      decl.sharding = buildSharding(t->sharding());
+      decl.loc = loc(t);
+      decl.typeLoc = loc(t->tensorType());
+      if (auto type = buildType(t->tensorType())) {
+        decl.type = *type;
+        module_.typeDecls.push_back(std::move(decl));
+      }
     }
   }
+  scopes_.clear();
 }
 
 // ---- meshes ------------------------------------------------------------------------
@@ -125,62 +116,6 @@ size_t firstInvalidUtf8(std::string_view text) {
   return std::string_view::npos;
 }
 
-/// The fast path: SLL prediction with bail-out, and the module built item by
-/// item (a top-level item, a function's head, one item of its body), each
-/// item's tree freed once it is built. A 100,000-statement function never
-/// has its whole tree in memory: the tree was most of the parse's memory
-/// (about 250 of 320 MB), and on a VM touching fresh memory costs about as
-/// much as the parse itself. False when SLL rejects the text; the module
-/// and `diags` are then the caller's to throw away.
-bool parseItemByItem(antlr4::CommonTokenStream &tokens, shd::ShdParser &parser,
-                     frontend::IRBuilder &builder) {
-  using P = shd::ShdParser;
-  // Only between rules: a rule being parsed holds nodes of the tree.
-  auto freeTree = [&] { parser.getTreeTracker().reset(); };
-  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
-      antlr4::atn::PredictionMode::SLL);
-  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-  try {
-    builder.begin();
-    while (tokens.LA(1) != antlr4::Token::EOF) {
-      if (tokens.LA(1) != P::KW_FUNC) {
-        builder.topItem(parser.topItem());
-        freeTree();
-        continue;
-      }
-      P::FuncHeadContext *head = parser.funcHead();
-      // The braces are read here, not by a rule (funcDef's block takes them).
-      if (tokens.LA(1) != P::LBRACE)
-        return false;
-      builder.beginFunction(head, tokens.LT(1));
-      tokens.consume();
-      freeTree();
-      while (tokens.LA(1) != P::RBRACE) {
-        if (tokens.LA(1) == antlr4::Token::EOF)
-          return false;
-        builder.bodyItem(parser.blockItem());
-        freeTree();
-      }
-      builder.endFunction(tokens.LT(1));
-      tokens.consume();
-    }
-    builder.end();
-    return true;
-  } catch (const antlr4::ParseCancellationException &) {
-    return false;
-  }
-}
-
-/// Adds `from`'s diagnostics to `to`, as if reported there (its error limit
-/// applies).
-void replay(const DiagnosticEngine &from, DiagnosticEngine &to) {
-  for (const Diagnostic &d : from.diagnostics()) {
-    DiagnosticEngine::Builder added = to.emit(d.severity, d.loc, d.message);
-    for (const Diagnostic &note : d.notes)
-      added.note(note.loc, note.message);
-  }
-}
-
 } // namespace
 
 std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &diags) {
@@ -215,27 +150,27 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
   parser.removeErrorListeners();
 
   // Two stages (ANTLR's recommended practice): the fast SLL prediction mode
-  // with bail-out parses every valid file, item by item; only a file it
-  // rejects is parsed again in full LL mode, as one tree, which also gives
-  // the exact error positions. The builder's diagnostics of the first stage
-  // count only if it succeeds.
-  {
-    auto module = std::make_unique<Module>();
-    DiagnosticEngine built;
-    frontend::IRBuilder builder(file, built, *module);
-    if (parseItemByItem(tokens, parser, builder)) {
-      replay(built, diags);
-      return module;
-    }
-  }
-  // The tokens stay buffered: the text is not lexed twice.
-  tokens.seek(0);
-  parser.reset();
-  parser.addErrorListener(&listener);
-  parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+  // with bail-out parses every valid file; only a file it rejects is parsed
+  // again in full LL mode, which also gives the exact error positions.
+  shd::ShdParser::ModuleContext *tree = nullptr;
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
-      antlr4::atn::PredictionMode::LL);
-  shd::ShdParser::ModuleContext *tree = parser.module();
+      antlr4::atn::PredictionMode::SLL);
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  try {
+    tree = parser.module();
+  } catch (const antlr4::ParseCancellationException &) {
+    tree = nullptr;
+  }
+  if (!tree) {
+    // The tokens stay buffered: the text is not lexed twice.
+    tokens.seek(0);
+    parser.reset();
+    parser.addErrorListener(&listener);
+    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
+    tree = parser.module();
+  }
   if (listener.errorCount() > 0)
     return nullptr;
 

@@ -92,17 +92,11 @@ resultTypes
   ;
 
 // ---- functions and statements ---------------------------------------------------
-// A function's head and its body's items are rules of their own: the
-// frontend parses a large function item by item (frontend/Parser.cpp).
-funcDef : funcHead block ;
-
-funcHead : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? ;
+funcDef : KW_FUNC SYMBOL '(' (param (',' param)*)? ')' ('->' resultTypes)? block ;
 
 param : VALUE ':' annotatedType ;
 
-block : '{' blockItem* '}' ;
-
-blockItem : statement | controlStmt | returnStmt ;
+block : '{' (statement | controlStmt | returnStmt)* '}' ;
 
 valueDecl
   : VALUE ':' topAnnotatedType

@@ -2,14 +2,10 @@
 // only when SLL gives up. These tests check that the two stages report
 // exactly the syntax errors (message, line, column, length) one full-LL
 // parse reports, on the examples, on the lit tests, and on copies of them
-// with tokens dropped, doubled or swapped; that the first stage, which parses
-// and builds item by item, builds what one whole tree builds; and that a
-// large program parses.
-#include "frontend/IRBuilder.h"
+// with tokens dropped, doubled or swapped; and that a large program parses.
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
 #include "frontend/SyntaxErrors.h"
-#include "ir/Printer.h"
 
 #include "ShdParser.h"
 
@@ -48,28 +44,6 @@ std::vector<std::string> fullLLErrors(const SourceFile &file) {
       antlr4::atn::PredictionMode::LL);
   parser.module();
   return describe(diags);
-}
-
-/// The module built from one whole SLL tree (or null when SLL gives up), and
-/// what the builder reported, in `diags`.
-std::unique_ptr<Module> buildFromWholeTree(const SourceFile &file, DiagnosticEngine &diags) {
-  frontend::Utf8CharStream input(file.text(), file.name());
-  frontend::ShdTokenSource lexer(input);
-  antlr4::CommonTokenStream tokens(&lexer);
-  shd::ShdParser parser(&tokens);
-  parser.removeErrorListeners();
-  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
-      antlr4::atn::PredictionMode::SLL);
-  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-  shd::ShdParser::ModuleContext *tree = nullptr;
-  try {
-    tree = parser.module();
-  } catch (const antlr4::ParseCancellationException &) {
-    return nullptr;
-  }
-  auto module = std::make_unique<Module>();
-  frontend::IRBuilder(file, diags, *module).build(tree);
-  return module;
 }
 
 /// parseModule's syntax errors: when there are any it builds no IR, so every
@@ -153,42 +127,6 @@ TEST_CASE("the two-stage parse reports the errors of a full-LL parse", "[parser]
   }
   CHECK(files > 100);
   CHECK(withErrors > 100); // the mutations do make syntax errors
-}
-
-TEST_CASE("parsing item by item builds what one whole tree builds", "[parser]") {
-  // parseModule frees each item's tree once it is built; the IR and the
-  // builder's errors (an undefined or redefined value, a statement after a
-  // return, a missing return) must not depend on it. The mutated copies
-  // that still parse bring such errors.
-  std::mt19937 random(23);
-  size_t compared = 0, withErrors = 0;
-  std::vector<std::pair<std::string, std::string>> cases = sources();
-  const std::string head = "@m = <[\"x\"=2]>\nfunc @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n";
-  for (const char *body : {"  %b = add %a, %a\n}\n",                      // missing return
-                           "  return %a\n  %b = add %a, %a\n}\n",         // after return
-                           "  %b = add %a, %nope\n  return %b\n}\n",      // undefined
-                           "  %a = add %a, %a\n  return %a\n}\n",         // redefined
-                           "  return %a\n}\nfunc @f() {\n  return\n}\n"}) // function twice
-    cases.emplace_back("hand-written", head + body);
-  for (const auto &[path, text] : cases) {
-    for (int variant = 0; variant < 4; ++variant) {
-      SourceFile file("test.shd", variant == 0 ? text : mutate(text, random));
-      INFO(path << " variant " << variant << ":\n" << file.text());
-      DiagnosticEngine wholeDiags, streamedDiags;
-      std::unique_ptr<Module> whole = buildFromWholeTree(file, wholeDiags);
-      if (!whole)
-        continue; // a syntax error: the first test's case
-      std::unique_ptr<Module> streamed = parseModule(file, streamedDiags);
-      REQUIRE(streamed);
-      CHECK(describe(streamedDiags) == describe(wholeDiags));
-      if (!wholeDiags.hasErrors())
-        CHECK(printModule(*streamed) == printModule(*whole));
-      ++compared;
-      withErrors += wholeDiags.hasErrors();
-    }
-  }
-  CHECK(compared > 300);
-  CHECK(withErrors > 20);
 }
 
 TEST_CASE("a syntax error deep in a large function is reported once, where it is", "[parser]") {
