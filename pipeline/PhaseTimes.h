@@ -19,7 +19,7 @@ public:
   /// Adds `seconds` to the phase `name` (a phase run per chunk of
   /// --split-input-file adds up); phases keep the order they first ran in.
   /// `peakBytes`: the process's peak resident memory when it ended.
-  void add(const std::string &name, double seconds, int64_t peakBytes = 0);
+  void add(const std::string &name, double seconds, int64_t peakBytes);
   /// A line shown after the table (e.g. the backend's kernel counts).
   void addNote(std::string line) { notes_.push_back(std::move(line)); }
   /// The table: one line per phase, then the total, then the notes.

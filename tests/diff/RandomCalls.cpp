@@ -11,8 +11,6 @@
 
 namespace shardc::difftest {
 
-namespace {} // namespace
-
 /// A new function taking values like `args`, its body drawn like any other
 /// (no parameters invented, no collectives); emitted before @main. Its
 /// signature and body write shardings only when it is made outside a manual
