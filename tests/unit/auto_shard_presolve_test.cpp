@@ -73,8 +73,9 @@ void sparsen(StrategyProblem &p, std::mt19937 &rng) {
 
 TEST_CASE("auto-shard presolve: separable edge matrices fold into node costs", "[auto_shard]") {
   std::mt19937 rng(101);
+  const int rounds = sampledRounds(60);
   int folded = 0;
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     StrategyProblem p = randomProblem(rng);
     makeSeparable(p, rng);
     INFO("round " << round);
@@ -82,20 +83,21 @@ TEST_CASE("auto-shard presolve: separable edge matrices fold into node costs", "
     folded += checkAgainstEnumeration(p, true).presolve.separableEdges;
     checkAgainstEnumeration(p, false);
   }
-  CHECK(folded > 20);
+  CHECK(folded > rounds / 3);
 }
 
 TEST_CASE("auto-shard presolve: dominated strategies are dropped", "[auto_shard]") {
   std::mt19937 rng(202);
+  const int rounds = sampledRounds(60);
   int dropped = 0;
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     StrategyProblem p = randomProblem(rng);
     addDominated(p, rng);
     INFO("round " << round);
     dropped += checkAgainstEnumeration(p, true).presolve.dominatedStrategies;
     checkAgainstEnumeration(p, false);
   }
-  CHECK(dropped > 20);
+  CHECK(dropped > rounds / 3);
 }
 
 TEST_CASE("auto-shard presolve: folds and dominance keep transients and edge copies",
@@ -105,8 +107,9 @@ TEST_CASE("auto-shard presolve: folds and dominance keep transients and edge cop
   // one strategy hands its copy to the other side, and a strategy whose
   // transient or copies are larger is not dominated.
   std::mt19937 rng(404);
+  const int rounds = sampledRounds(80);
   int folded = 0, dropped = 0;
-  for (int round = 0; round < 80; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     StrategyProblem p = randomProblem(rng);
     if (round % 2)
       makeSeparable(p, rng);
@@ -118,14 +121,15 @@ TEST_CASE("auto-shard presolve: folds and dominance keep transients and edge cop
     folded += stats.separableEdges;
     dropped += stats.dominatedStrategies;
   }
-  CHECK(folded > 5);
-  CHECK(dropped > 5);
+  CHECK(folded > rounds / 16);
+  CHECK(dropped > rounds / 16);
 }
 
 TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated", "[auto_shard]") {
   std::mt19937 rng(303);
+  const int rounds = sampledRounds(80);
   int eliminated = 0;
-  for (int round = 0; round < 80; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     StrategyProblem p = randomProblem(rng);
     if (round % 2)
       sparsen(p, rng);
@@ -139,7 +143,7 @@ TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated"
     CHECK(reduceProblem(budgeted).stats.eliminatedGroups == 0);
     checkAgainstEnumeration(p, true);
   }
-  CHECK(eliminated > 100);
+  CHECK(eliminated > rounds * 5 / 4);
 }
 
 TEST_CASE("auto-shard presolve: a long chain with skips equals the plain ILP", "[auto_shard]") {
