@@ -185,28 +185,51 @@ Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
       floatData.push_back(operand->floats().data());
     else
       intData.push_back(operand->ints().data());
+  // The last summed label runs as a plain loop inside the odometer over the
+  // other summed labels (a turn of the odometer per product was 80% of the
+  // time): the same products, summed in the same order.
+  std::vector<int64_t> outerSum = sumShape;
+  int64_t run = 1;
+  std::vector<int64_t> runStride(operands.size(), 0);
+  if (!sumShape.empty()) {
+    run = sumShape.back();
+    outerSum.pop_back();
+    for (size_t i = 0; i < operands.size(); ++i)
+      runStride[i] = strides[i][labels.size() - 1];
+  }
   Odometer outer(outShape, strides, 0);
   const int64_t outputs = out.size();
   const bool emptySum =
       std::any_of(sumShape.begin(), sumShape.end(), [](int64_t n) { return n == 0; });
+  // Both are back at their start after each output element.
+  std::vector<int64_t> at = base;
+  Odometer inner(outerSum, strides, outShape.size());
   for (int64_t linear = 0; linear < outputs; ++linear) {
     double fsum = 0;
     uint64_t isum = 0;
-    std::vector<int64_t> at = base;
-    Odometer inner(sumShape, strides, outShape.size());
+    at = base;
     do {
       if (emptySum)
-        break; // a sum over nothing: zero
-      if (floats) {
-        double fprod = 1;
-        for (size_t i = 0; i < floatData.size(); ++i)
-          fprod *= floatData[i][at[i]];
-        fsum += fprod;
+        break;                               // a sum over nothing: zero
+      if (floats && floatData.size() == 2) { // a product of two, the common case
+        const double *x = floatData[0] + at[0], *y = floatData[1] + at[1];
+        const int64_t xStride = runStride[0], yStride = runStride[1];
+        for (int64_t r = 0; r < run; ++r)
+          fsum += x[r * xStride] * y[r * yStride];
+      } else if (floats) {
+        for (int64_t r = 0; r < run; ++r) {
+          double fprod = 1;
+          for (size_t i = 0; i < floatData.size(); ++i)
+            fprod *= floatData[i][at[i] + r * runStride[i]];
+          fsum += fprod;
+        }
       } else {
-        uint64_t iprod = 1;
-        for (size_t i = 0; i < intData.size(); ++i)
-          iprod *= static_cast<uint64_t>(intData[i][at[i]]);
-        isum += iprod;
+        for (int64_t r = 0; r < run; ++r) {
+          uint64_t iprod = 1;
+          for (size_t i = 0; i < intData.size(); ++i)
+            iprod *= static_cast<uint64_t>(intData[i][at[i] + r * runStride[i]]);
+          isum += iprod;
+        }
       }
     } while (inner.advance(at));
     if (floats)

@@ -28,6 +28,8 @@ config.environment["SHARDC_CACHE_DIR"] = os.path.join(config.shardc_obj_root, "t
 if "HWLOC_COMPONENTS" in os.environ:
     config.environment["HWLOC_COMPONENTS"] = os.environ["HWLOC_COMPONENTS"]
 config.substitutions.append(("%shardc", os.path.join(config.shardc_tools_dir, "shardc")))
+config.substitutions.append(
+    ("%lsp", os.path.join(config.shardc_obj_root, "tools", "shardc-lsp", "shardc-lsp")))
 config.substitutions.append(("%examples", os.path.join(config.shardc_src_root, "examples")))
 config.substitutions.append(("%seeds", os.path.join(config.shardc_src_root, "tests/lit/seeds")))
 config.substitutions.append(
@@ -45,7 +47,14 @@ whole_suite_every = 6 if config.sanitize else 1
 if config.sanitize:
     config.available_features.add("sanitize")
 config.substitutions.append(("%whole-suite-every", str(whole_suite_every)))
-config.substitutions.append(("%random-program-count", str(60 // whole_suite_every)))
+# exec/random_programs: 30 seeds in the optimized build (each is an MPI job;
+# the difftest tests run more seeds, in process and as executables), 10 under
+# the sanitizers.
+config.substitutions.append(("%random-program-count", "10" if config.sanitize else "30"))
+# OpenBLAS's single-threaded build, which the compiler and its executables
+# load when the build found it (the top-level CMakeLists.txt).
+if config.openblas_serial_dir:
+    config.available_features.add("openblas-serial")
 # Executables run under MPICH's launcher (pinned: Open MPI may be installed too).
 config.substitutions.append(("%mpiexec", config.mpiexec))
 # And under Open MPI's (feature "openmpi"; the executable loads
