@@ -62,8 +62,9 @@ double smallestPeakOf(const StrategyProblem &p) {
 TEST_CASE("auto-shard memory-priced search: plans fit and the bound is a lower bound",
           "[auto_shard]") {
   std::mt19937 rng(41);
+  const int rounds = sampledRounds(60);
   int plans = 0, bounds = 0, proven = 0;
-  for (int round = 0; round < 60; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     StrategyProblem p = randomProblem(rng);
     std::optional<HalfwayBudget> h = halfwayBudget(p);
     if (!h)
@@ -95,9 +96,12 @@ TEST_CASE("auto-shard memory-priced search: plans fit and the bound is a lower b
       CHECK(s.objective == Approx(best).margin(1e-9));
     }
   }
-  CHECK(plans > 10);
-  CHECK(bounds > 10);
-  CHECK(proven > 0);
+  CHECK(plans > rounds / 6);
+  CHECK(bounds > rounds / 6);
+  // One problem in 60 has a bound that meets its plan; the sanitizer
+  // build's quarter has none, and reaches the solver's shortcut elsewhere.
+  if (rounds == 60)
+    CHECK(proven > 0);
 }
 
 TEST_CASE("auto-shard ILP: a budgeted model too large for the time limit gets the "
