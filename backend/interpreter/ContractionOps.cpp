@@ -210,8 +210,9 @@ Tensor einsum(const Op &op, const std::vector<const Tensor *> &operands) {
     at = base;
     do {
       if (emptySum)
-        break;                               // a sum over nothing: zero
-      if (floats && floatData.size() == 2) { // a product of two, the common case
+        break; // a sum over nothing: zero
+      // A product of two operands, the common case, on plain pointers.
+      if (floats && floatData.size() == 2) {
         const double *x = floatData[0] + at[0], *y = floatData[1] + at[1];
         const int64_t xStride = runStride[0], yStride = runStride[1];
         for (int64_t r = 0; r < run; ++r)
