@@ -503,20 +503,17 @@ std::string printSharding(const Sharding &sharding) {
 
 std::string printMeshBody(const Mesh &mesh) {
   std::string out = "<[";
-  int64_t n = 1;
   for (size_t i = 0; i < mesh.axes.size(); ++i) {
     if (i)
       out += ", ";
     out += quote(mesh.axes[i].name) + "=" + std::to_string(mesh.axes[i].size);
-    // An unverified mesh's sizes may overflow the product (printing comes
-    // before the verifier with --print-ir-after): then no id list matches.
-    if (n >= 0 && __builtin_mul_overflow(n, mesh.axes[i].size, &n))
-      n = -1;
   }
   out += "]";
   // A mesh without axes keeps its ids: `<[], device_ids=[0]>` is a maximal
-  // mesh, `<[]>` the empty one.
-  bool iota = !mesh.axes.empty() && static_cast<int64_t>(mesh.deviceIds.size()) == n;
+  // mesh, `<[]>` the empty one. (deviceCount saturates: an unverified mesh,
+  // printed by --print-ir-after before the verifier, may overflow.)
+  bool iota =
+      !mesh.axes.empty() && static_cast<int64_t>(mesh.deviceIds.size()) == mesh.deviceCount();
   for (size_t i = 0; iota && i < mesh.deviceIds.size(); ++i)
     iota = mesh.deviceIds[i] == static_cast<int64_t>(i);
   if (!mesh.deviceIds.empty() && !iota)

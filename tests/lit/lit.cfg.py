@@ -40,8 +40,8 @@ config.substitutions.append(
 config.substitutions.append(("%runtime-dir", os.path.join(config.shardc_obj_root, "runtime")))
 # The sanitizer build runs the compiler and the interpreter several times
 # slower: there the whole-suite tests (exec/every_program,
-# exec/random_programs, simulate/every_lit_program) take a fixed sixth of
-# their programs, the optimized build all of them. (With a third, these three
+# simulate/every_lit_program) take a fixed sixth of their programs, the
+# optimized build all of them. (With a third, these two and random_programs
 # were 450 of the sanitizer lit's 1771 serial seconds.)
 whole_suite_every = 6 if config.sanitize else 1
 if config.sanitize:

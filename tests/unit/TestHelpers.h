@@ -28,7 +28,8 @@ inline constexpr double kSanitizerSlowdown = 2.5;
 /// The sanitizer build looks for memory errors, not for every input a
 /// numeric sweep tries: there the sweeps over millions of floats take about
 /// one in four of the inputs the optimized build takes (53 s -> 13 s, 47 s ->
-/// 12 s).
+/// 12 s), and the strategy-problem tests a quarter of their random problems
+/// (sampledRounds, StrategyProblemHelpers.h).
 inline constexpr bool kSampleSweeps = true;
 #else
 inline constexpr double kSanitizerSlowdown = 1;
