@@ -192,6 +192,14 @@ bool inlineCallsStage(PipelineState &s) {
   return true;
 }
 
+bool splitConstantsStage(PipelineState &s) {
+  // Shardy's import step, so only where Shardy decides: a program whose
+  // axes are all explicit follows JAX's rules alone (assignShardings).
+  if (!hasExplicitAxes(*s.module) || hasMixedAxes(*s.module))
+    splitConstants(*s.module);
+  return true;
+}
+
 bool partition(PipelineState &s) {
   // Propagation keeps the auto_axes / explicit_axes regions (so that the
   // sharded program prints them); the partitioner wants them inlined.
@@ -266,6 +274,12 @@ const std::vector<Stage> &allStages() {
        "in the callee's signature become sharding_constraints (reshards with "
        "--explicit) at the call site",
        inlineCallsStage, unlessPrintingChecked, nullptr, true, printProgram},
+      {"split-constants", "give every use of a constant its own copy (Shardy's import)",
+       "a constant, an iota, or a broadcast, reshape, slice or elementwise op of "
+       "them, and a broadcast of a rank-0 value, is copied for each op or return "
+       "that reads it, so two readers' layouts do not meet in it; rank-0 values "
+       "are shared; an original all of whose readers read copies is removed",
+       splitConstantsStage, withoutExplicit, nullptr, true, printProgram},
       {"auto-shard", "with --auto-shard: choose shardings by an ILP over op strategies",
        "per op the strategies of its factor rule (mesh axes per factor, split in sub-axes where a "
        "dim needs them), "
