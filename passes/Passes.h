@@ -12,5 +12,5 @@
 #include "passes/inline_calls/InlineCalls.h"
 #include "passes/partition/Partition.h"
 #include "passes/propagate/Propagate.h"
-#include "passes/split_constants/SplitConstants.h"
+#include "passes/import/Import.h"
 #include "passes/verify/Verify.h"

@@ -192,9 +192,13 @@ bool inlineCallsStage(PipelineState &s) {
   return true;
 }
 
-bool splitConstantsStage(PipelineState &s) {
-  // Shardy's import step, so only where Shardy decides: a program whose
-  // axes are all explicit follows JAX's rules alone (assignShardings).
+bool importStage(PipelineState &s) {
+  sortManualAxes(*s.module);
+  if (s.options.explicitMode)
+    return true;
+  // Constants are split for Shardy's propagation only: a program whose axes
+  // are all explicit follows JAX's rules alone (assignShardings); on a mixed
+  // mesh propagation decides the auto axes.
   if (!hasExplicitAxes(*s.module) || hasMixedAxes(*s.module))
     splitConstants(*s.module);
   return true;
@@ -274,12 +278,12 @@ const std::vector<Stage> &allStages() {
        "in the callee's signature become sharding_constraints (reshards with "
        "--explicit) at the call site",
        inlineCallsStage, unlessPrintingChecked, nullptr, true, printProgram},
-      {"split-constants", "give every use of a constant its own copy (Shardy's import)",
-       "a constant, an iota, or a broadcast, reshape, slice or elementwise op of "
-       "them, and a broadcast of a rank-0 value, is copied for each op or return "
-       "that reads it, so two readers' layouts do not meet in it; rank-0 values "
-       "are shared; an original all of whose readers read copies is removed",
-       splitConstantsStage, withoutExplicit, nullptr, true, printProgram},
+      {"import", "Shardy's import steps before propagation",
+       "manual_axes in mesh order (sdy-manual-axes-cleanup); for propagation also a "
+       "constant, an iota, or a broadcast, reshape, slice or elementwise op of them, "
+       "and a broadcast of a rank-0 value, copied for each op or return that reads "
+       "it, so two readers' layouts do not meet in it (sdy-constant-or-scalar-splitter)",
+       importStage, unlessPrintingChecked, nullptr, true, printProgram},
       {"auto-shard", "with --auto-shard: choose shardings by an ILP over op strategies",
        "per op the strategies of its factor rule (mesh axes per factor, split in sub-axes where a "
        "dim needs them), "

@@ -4,7 +4,8 @@
 //   1. each in/out sharding is a valid sharding of the global operand/result
 //   2. its manual axes: not already manual in an enclosing manual_computation,
 //      listed once, whole axes, a mesh to take them from, one mesh for all
-//      in/out shardings, known in that mesh, in mesh order
+//      in/out shardings, known in that mesh (in any order: the import stage
+//      sorts them, as Shardy's sdy-manual-axes-cleanup does)
 //   3. per in/out sharding: in each dim the manual axes come first, and none
 //      is a sub-axis
 // infer-types checks the shapes: counts of in/out shardings, that the manual
@@ -35,13 +36,6 @@ bool isManual(const AxisRef &axis, const std::vector<AxisRef> &manual) {
     if (m.name == axis.name)
       return true;
   return false;
-}
-
-std::string axisList(const std::vector<AxisRef> &axes) {
-  std::string out;
-  for (const AxisRef &a : axes)
-    out += (out.empty() ? "" : ", ") + a.str();
-  return out;
 }
 
 /// One in/out sharding that passed the general checks, against the manual axes.
@@ -177,16 +171,7 @@ bool verifyManualAxes(const Op &op, const std::vector<AxisRef> &manual,
       reportUnknownAxis("manual_axes", axis, *mesh, diags);
       return false;
     }
-  for (size_t i = 1; i < manual.size(); ++i)
-    if (mesh->axisIndex(manual[i].name) < mesh->axisIndex(manual[i - 1].name)) {
-      std::vector<AxisRef> sorted = manual;
-      canonicalizeReplicated(sorted, *mesh);
-      diags
-          .error(manual[i].loc, fmt::format("manual_axes - not in mesh order: {} after {}",
-                                            manual[i].str(), manual[i - 1].str()))
-          .note(Loc{}, fmt::format("write manual_axes={{{}}}", axisList(sorted)));
-      return false;
-    }
+  // Any order, as Shardy's verifier allows: the import stage sorts them.
   return true;
 }
 

@@ -1,4 +1,4 @@
-// split-constants (SplitConstants.h), as Shardy's
+// The import stage's constant splitting (Import.h), as Shardy's
 // sdy-constant-or-scalar-splitter does it: a pre-order walk of each function
 // keeps the set of ops that compute constant expressions (and of broadcasts
 // of rank-0 values); an op outside that set, or a block's return, gets for
@@ -16,7 +16,7 @@
 // order, each one's operands losing a use as it goes. (Shardy also drops a
 // constant nothing reads; shardc keeps what is written and never read, such
 // as a top-level snippet's values.)
-#include "passes/split_constants/SplitConstants.h"
+#include "passes/import/Import.h"
 
 #include "ir/Clone.h"
 #include "ir/Ops.h"
