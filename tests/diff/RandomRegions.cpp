@@ -174,6 +174,9 @@ void Generator::emitManual() {
     operandNames.push_back("%" + x.name);
   for (const std::string &a : own)
     quotedAxes.push_back(fmt::format("\"{}\"", a));
+  // Any order is valid (the import stage sorts them, as Shardy does).
+  if (quotedAxes.size() > 1 && rng_.chance(0.3))
+    std::reverse(quotedAxes.begin(), quotedAxes.end());
   const std::string &in = cur().indent;
   cur().body += fmt::format(
       "{}{} = manual_computation ({}) in_shardings=[{}] out_shardings=[{}] manual_axes={{{}}} "
