@@ -5,6 +5,7 @@
 #include "ir/IR.h"
 
 #include <string>
+#include <vector>
 
 namespace shardc {
 
@@ -21,5 +22,16 @@ std::string printSharding(const Sharding &sharding);
 std::string printMeshBody(const Mesh &mesh);
 /// An attribute value in source syntax.
 std::string printAttribute(const Attribute &attr);
+
+// The leaves the module printer spells with (ir/PrintAttributes.cpp).
+/// `"text"`: the frontend keeps a string literal's text between the quotes
+/// as written, escapes included, so it prints back unchanged.
+std::string printStringLiteral(const std::string &s);
+/// `{"x", "y":(2)2}`.
+std::string printAxisSet(const std::vector<AxisRef> &axes);
+/// `<@m, [...], replicated={...}>`: a sharding after its `sharding` keyword.
+std::string printShardingBody(const Sharding &sharding);
+/// `dense<[[1, 2], [3, 4]]>` or the splat `dense<0.5>`.
+std::string printDense(const DenseLiteral &dense);
 
 } // namespace shardc

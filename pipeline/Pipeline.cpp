@@ -149,6 +149,12 @@ void assignShardings(PipelineState &s) {
     *where = std::move(sharding);
 }
 
+/// Whether assignShardings runs Shardy's propagation: on every axis, or on
+/// the auto axes of mixed meshes; only an all-explicit program skips it.
+bool runsPropagation(Module &module) {
+  return !hasExplicitAxes(module) || hasMixedAxes(module);
+}
+
 bool propagate(PipelineState &s) {
   assignShardings(s);
   return true;
@@ -197,9 +203,8 @@ bool importStage(PipelineState &s) {
   if (s.options.explicitMode)
     return true;
   // Constants are split for Shardy's propagation only: a program whose axes
-  // are all explicit follows JAX's rules alone (assignShardings); on a mixed
-  // mesh propagation decides the auto axes.
-  if (!hasExplicitAxes(*s.module) || hasMixedAxes(*s.module))
+  // are all explicit follows JAX's rules alone.
+  if (runsPropagation(*s.module))
     splitConstants(*s.module);
   return true;
 }

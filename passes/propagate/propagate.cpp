@@ -1,8 +1,9 @@
 // propagate-shardings: completes every value's sharding (OpenXLA Shardy's
 // default pipeline: user priorities, then op priorities, aggressive conflict
-// resolution). The driver; the steps live in propagate_projection.cpp,
-// propagate_factors.cpp, propagate_graph.cpp, propagate_priorities.cpp and
-// propagate_origins.cpp (see PropagateInternal.h).
+// resolution). The driver; the steps live in propagate_import.cpp,
+// propagate_projection.cpp, propagate_factors.cpp, propagate_graph.cpp,
+// propagate_priorities.cpp, propagate_origins.cpp and propagate_close.cpp
+// (see PropagateInternal.h).
 //
 //   0. Shardy's import step: a fully closed sharding_constraint that decides
 //      its operand's sharding is copied onto it (propagate_import.cpp).
@@ -33,7 +34,7 @@
 //      those on an empty mesh take the edge's mesh. Project, decide per factor,
 //      project back; a tensor that gains axes is updated (a tensor without a
 //      sharding gets one with every dim open).
-//   5. Close (Shardy's export): every dim closed, no priorities, no
+//   5. Close (Shardy's export, propagate_close.cpp): every dim closed, no priorities, no
 //      replicated axes. A value that no sharding
 //      reached gets a replicated sharding when the program has exactly one
 //      mesh with axes; otherwise it stays without one. A sharding_constraint
@@ -118,7 +119,7 @@ public:
         first += edges.size();
       }
     }
-    close();
+    closeShardings(module_, storage_, ranks_, graph_);
     if (origins_)
       recorder_.exportTo(*origins_, valueOf_, resultOf_);
   }
@@ -387,84 +388,6 @@ private:
           std::any_of(sharding.dims[other].axes.begin(), sharding.dims[other].axes.end(), hit))
         return true;
     return std::any_of(sharding.replicated.begin(), sharding.replicated.end(), hit);
-  }
-
-  // ---- the end ---------------------------------------------------------------------
-
-  void close() {
-    const Mesh *single = nullptr;
-    int meshesWithAxes = 0;
-    for (const auto &mesh : module_.meshes)
-      if (!mesh->isEmpty() && !mesh->isMaximal()) {
-        single = mesh.get();
-        ++meshesWithAxes;
-      }
-    for (size_t i = 0; i < storage_.size(); ++i) {
-      Storage *s = storage_[i];
-      if (!*s) {
-        if (meshesWithAxes == 1)
-          *s = Sharding::replicatedOn(single->name, ranks_[i]);
-        continue;
-      }
-      closeSharding(**s);
-    }
-    // The shardings that are not a typed value's. manual_computation in/out
-    // shardings get what propagation added; a sharding_constraint or reshard
-    // now states its result's sharding (as in Shardy, where the op's
-    // attribute is that sharding); untyped seed declarations and sharded
-    // types are closed as written.
-    for (const AttributeSharding &a : graph_.attributeShardings) {
-      *a.written = **a.working;
-      closeSharding(*a.written);
-    }
-    auto closeBlock = [&](Block &b) {
-      for (auto &arg : b.args)
-        if (!arg->typeKnown && arg->sharding)
-          closeSharding(*arg->sharding);
-      for (auto &op : b.ops) {
-        bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
-        for (NamedAttribute &attr : op->attrs)
-          for (Sharding &s : attr.value.shardings) {
-            if (constraint && attr.name == attrs::sharding.name && op->results.size() == 1 &&
-                op->results[0]->sharding)
-              s = *op->results[0]->sharding;
-            closeSharding(s);
-          }
-      }
-    };
-    walkBlocks(module_, closeBlock);
-    for (ShardedTypeDecl &decl : module_.typeDecls)
-      closeSharding(decl.sharding);
-    if (meshesWithAxes > 1)
-      walkBlocks(module_, [](Block &b) { replicateConstrainedOperands(b); });
-  }
-
-  /// With several meshes a value propagation did not reach keeps no sharding
-  /// (replicated, on no mesh in particular). A sharding_constraint on it now
-  /// states a closed sharding, which importing the printed program would
-  /// copy onto it (applyShardingConstraints) where the open one written was
-  /// not copied: the value is given its replicated layout on the
-  /// constraint's mesh instead, so that propagating the printed program
-  /// again changes nothing.
-  static void replicateConstrainedOperands(Block &b) {
-    for (auto &op : b.ops) {
-      if (op->kind != OpKind::ShardingConstraint || op->operands.size() != 1)
-        continue;
-      Value *in = op->operands[0];
-      const Attribute *attr = op->attr(attrs::sharding);
-      if (in && in->typeKnown && !in->sharding && attr && attr->shardings.size() == 1)
-        in->sharding = Sharding::replicatedOn(attr->shardings[0].meshName, in->type.rank());
-    }
-  }
-
-  /// Shardy's export (sdy-close-shardings): every dim closed, no priorities,
-  /// and no replicated axes, which only kept propagation off them.
-  static void closeSharding(Sharding &sharding) {
-    for (DimSharding &dim : sharding.dims) {
-      dim.open = false;
-      dim.priority.reset();
-    }
-    sharding.replicated.clear();
   }
 
   Module &module_;

@@ -1,0 +1,93 @@
+// propagate-shardings, step 5: Shardy's export (sdy-close-shardings) once
+// the rounds are done. Every dim is closed and loses its priority, the
+// replicated axes (which only kept propagation off them) are dropped, and
+// the shardings that are not a typed value's follow: a manual_computation's
+// in/out shardings take what propagation gave their free axes, a
+// sharding_constraint or reshard states its result's sharding. A value no
+// sharding reached is replicated when the program has exactly one mesh with
+// axes; with several it keeps none.
+#include "passes/propagate/PropagateInternal.h"
+
+namespace shardc::propagation {
+namespace {
+
+/// With several meshes a value propagation did not reach keeps no sharding
+/// (replicated, on no mesh in particular). A sharding_constraint on it now
+/// states a closed sharding, which importing the printed program would
+/// copy onto it (applyShardingConstraints) where the open one written was
+/// not copied: the value is given its replicated layout on the
+/// constraint's mesh instead, so that propagating the printed program
+/// again changes nothing.
+void replicateConstrainedOperands(Block &b) {
+  for (auto &op : b.ops) {
+    if (op->kind != OpKind::ShardingConstraint || op->operands.size() != 1)
+      continue;
+    Value *in = op->operands[0];
+    const Attribute *attr = op->attr(attrs::sharding);
+    if (in && in->typeKnown && !in->sharding && attr && attr->shardings.size() == 1)
+      in->sharding = Sharding::replicatedOn(attr->shardings[0].meshName, in->type.rank());
+  }
+}
+
+/// Shardy's export (sdy-close-shardings): every dim closed, no priorities,
+/// and no replicated axes, which only kept propagation off them.
+void closeSharding(Sharding &sharding) {
+  for (DimSharding &dim : sharding.dims) {
+    dim.open = false;
+    dim.priority.reset();
+  }
+  sharding.replicated.clear();
+}
+
+} // namespace
+
+void closeShardings(Module &module, const std::vector<Storage *> &storage,
+                    const std::vector<size_t> &ranks, const Graph &graph) {
+  const Mesh *single = nullptr;
+  int meshesWithAxes = 0;
+  for (const auto &mesh : module.meshes)
+    if (!mesh->isEmpty() && !mesh->isMaximal()) {
+      single = mesh.get();
+      ++meshesWithAxes;
+    }
+  for (size_t i = 0; i < storage.size(); ++i) {
+    Storage *s = storage[i];
+    if (!*s) {
+      if (meshesWithAxes == 1)
+        *s = Sharding::replicatedOn(single->name, ranks[i]);
+      continue;
+    }
+    closeSharding(**s);
+  }
+  // The shardings that are not a typed value's. manual_computation in/out
+  // shardings get what propagation added; a sharding_constraint or reshard
+  // now states its result's sharding (as in Shardy, where the op's
+  // attribute is that sharding); untyped seed declarations and sharded
+  // types are closed as written.
+  for (const AttributeSharding &a : graph.attributeShardings) {
+    *a.written = **a.working;
+    closeSharding(*a.written);
+  }
+  auto closeBlock = [&](Block &b) {
+    for (auto &arg : b.args)
+      if (!arg->typeKnown && arg->sharding)
+        closeSharding(*arg->sharding);
+    for (auto &op : b.ops) {
+      bool constraint = op->kind == OpKind::ShardingConstraint || op->kind == OpKind::Reshard;
+      for (NamedAttribute &attr : op->attrs)
+        for (Sharding &s : attr.value.shardings) {
+          if (constraint && attr.name == attrs::sharding.name && op->results.size() == 1 &&
+              op->results[0]->sharding)
+            s = *op->results[0]->sharding;
+          closeSharding(s);
+        }
+    }
+  };
+  walkBlocks(module, closeBlock);
+  for (ShardedTypeDecl &decl : module.typeDecls)
+    closeSharding(decl.sharding);
+  if (meshesWithAxes > 1)
+    walkBlocks(module, [](Block &b) { replicateConstrainedOperands(b); });
+}
+
+} // namespace shardc::propagation
