@@ -27,6 +27,8 @@ public:
   virtual bool link(DiagnosticEngine &diags) = 0;
   /// The backend's IR as text (--emit=llvm, --print-ir-after).
   virtual std::string printIR() const = 0;
+  /// One line on what the back half did, for --time-passes; empty if nothing.
+  virtual std::string kernelSummary() const { return {}; }
 };
 
 } // namespace shardc

@@ -151,9 +151,7 @@ void assignShardings(PipelineState &s) {
 
 /// Whether assignShardings runs Shardy's propagation: on every axis, or on
 /// the auto axes of mixed meshes; only an all-explicit program skips it.
-bool runsPropagation(Module &module) {
-  return !hasExplicitAxes(module) || hasMixedAxes(module);
-}
+bool runsPropagation(Module &module) { return !hasExplicitAxes(module) || hasMixedAxes(module); }
 
 bool propagate(PipelineState &s) {
   assignShardings(s);

@@ -46,7 +46,7 @@ public:
   std::string printIR() const override;
   /// What the kernels cost: distinct kernels, the driver's calls of them,
   /// and how many came from the cache (one line, for --time-passes).
-  std::string kernelSummary() const;
+  std::string kernelSummary() const override;
 
 private:
   struct State;

@@ -1,11 +1,11 @@
 // One shardc invocation: input -> chunks -> pipeline -> diagnostics/output.
 #include "tools/shardc/Driver.h"
 
-#include "backend/llvm/NativeBackend.h"
 #include "frontend/SourceInput.h"
 #include "ir/Visualize.h"
 #include "pipeline/Pipeline.h"
 #include "tools/shardc/Explain.h"
+#include "tools/shardc/NativeHandle.h"
 #include "tools/shardc/OutputFile.h"
 #include "tools/shardc/RunProgram.h"
 #include "tools/shardc/VerifyDiagnostics.h"
@@ -96,7 +96,7 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     // --simulate runs the partitioned (per-device) program; an executable
     // and --emit=llvm run the back half after it.
     // (Both sides string_view: a std::string temporary here would dangle.)
-    const bool lowers = options.buildExecutable || options.emit == "llvm";
+    const bool lowers = usesBackend(options);
     compileOptions.emit =
         options.simulate || lowers ? std::string_view("spmd") : std::string_view(options.emit);
     compileOptions.explicitMode = options.explicitMode;
@@ -108,7 +108,7 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
     if (autoOptions.report && compileOptions.emit.empty())
       compileOptions.emit = "sharded";
     compileOptions.times = times;
-    std::optional<NativeBackend> backend;
+    std::unique_ptr<Backend> backend;
     if (lowers) {
       NativeOptions native = options.native;
       // --emit=llvm and --print-ir-after show every kernel as optimized,
@@ -118,8 +118,8 @@ int runPipeline(const DriverOptions &options, PhaseTimes *times) {
       native.useCache = native.useCache && !printsIR;
       native.keepIR = printsIR;
       native.releaseScratch = options.autoShard && autoOptions.memoryBudget.has_value();
-      backend.emplace(native, name, options.output);
-      compileOptions.backend = &*backend;
+      backend = makeNativeBackend(native, name, options.output);
+      compileOptions.backend = backend.get();
       compileOptions.buildExecutable = options.buildExecutable;
     }
     compileOptions.printIRAfter = options.printIRAfter;

@@ -45,6 +45,11 @@ struct DriverOptions {
   bool exitsAfter = false;
 };
 
+/// Whether the invocation runs the back half (LLVM): -o PROG or --emit=llvm.
+inline bool usesBackend(const DriverOptions &options) {
+  return options.buildExecutable || options.emit == "llvm";
+}
+
 /// Runs one invocation and returns its exit code: 0 when the program is
 /// fine (or, with --verify-diagnostics, when every diagnostic was expected),
 /// 1 when it is not or the input/output could not be read/written. Output is

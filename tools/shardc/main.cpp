@@ -4,10 +4,10 @@
 //
 // Exit codes: 0 success, 1 the input program is wrong (or unreadable),
 // 2 bad command-line usage, 3 an internal error (a bug in shardc).
-#include "backend/llvm/NativeBackend.h"
 #include "pipeline/Pipeline.h"
 #include "tools/shardc/AutoShardFlags.h"
 #include "tools/shardc/Driver.h"
+#include "tools/shardc/NativeHandle.h"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <unistd.h>
 
 #ifdef SHARDC_MIMALLOC
@@ -52,7 +53,10 @@ int run(int argc, char **argv) {
   std::string format = "text";
 
   CLI::App app{"shardc: a compiler for sharded tensor programs (.shd)", "shardc"};
-  app.set_version_flag("--version", versionText(), "print the version and build, then exit");
+  // Computed only when asked for: it says where the runtime is, which the
+  // back end finds (tools/shardc/NativeHandle.h).
+  app.set_version_flag("--version", std::function<std::string()>(versionText),
+                       "print the version and build, then exit");
   app.set_help_flag("-h,--help", "print this help, then exit");
   app.add_option("FILE", options.input, "the .shd source file ('-' reads stdin)");
   CLI::Option *verifyOnlyOpt = app.add_flag(
@@ -188,6 +192,7 @@ int run(int argc, char **argv) {
   // A sanitizer build frees everything, so that LeakSanitizer can tell a
   // leak from the program left to the operating system.
   options.exitsAfter = !kSanitizerBuild;
+  shardc::handOverIfBackend(options);
   return shardc::runDriver(options);
 }
 
@@ -219,6 +224,7 @@ static void configureAllocator() {
 
 int main(int argc, char **argv) {
   configureAllocator();
+  shardc::rememberCommandLine(argc, argv);
   try {
     return run(argc, argv);
   } catch (const std::exception &e) {
