@@ -1,6 +1,7 @@
 // shardc, the command-line driver (../shared/LANGUAGE.md section 8). It parses
 // options and hands them to the driver library; the stages themselves are
-// listed in Pipeline.cpp.
+// listed in Pipeline.cpp. It is linked twice: shardc, without LLVM, and
+// shardc-llvm, with it, to which shardc hands the back half (NativeHandle.h).
 //
 // Exit codes: 0 success, 1 the input program is wrong (or unreadable),
 // 2 bad command-line usage, 3 an internal error (a bug in shardc).
