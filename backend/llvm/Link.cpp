@@ -1,6 +1,8 @@
 // Finding libshardrt and linking with the system C++ compiler.
 #include "backend/llvm/Link.h"
 
+#include "support/SelfPath.h"
+
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
@@ -13,16 +15,6 @@ namespace shardc::llvmgen {
 namespace {
 
 bool hasRuntime(const std::string &dir) { return llvm::sys::fs::exists(dir + "/libshardrt.a"); }
-
-/// The directory of the running shardc (resolved through symlinks).
-std::string executableDir() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0)
-    return "";
-  path[n] = '\0';
-  return llvm::sys::path::parent_path(path).str();
-}
 
 std::string trimmedFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);

@@ -6,6 +6,8 @@
 // parsed, before the input is read.
 #include "tools/shardc/NativeHandle.h"
 
+#include "support/SelfPath.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,20 +20,9 @@ namespace {
 
 char **commandLine = nullptr;
 
-/// The directory of the running shardc (resolved through symlinks).
-std::string executableDir() {
-  char path[4096];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0)
-    return ".";
-  path[n] = '\0';
-  std::string dir(path);
-  size_t slash = dir.rfind('/');
-  return slash == std::string::npos ? "." : dir.substr(0, slash);
-}
-
 [[noreturn]] void handOver() {
-  const std::string full = executableDir() + "/shardc-llvm";
+  const std::string dir = executableDir();
+  const std::string full = (dir.empty() ? std::string(".") : dir) + "/shardc-llvm";
   if (commandLine) {
     std::fflush(nullptr);
     ::execv(full.c_str(), commandLine);
