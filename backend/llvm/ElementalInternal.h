@@ -69,6 +69,37 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
 /// False, emitting nothing, when that does not apply.
 bool emitReductionByRows(KernelLowering &k, const Value *v);
 
+/// A reduce_* over the last dim of a row, fed one element at a time by a loop
+/// that does other work too (ElementalRows.cpp's fused row loops), with the
+/// numerics of emitReductionElement. Its state lives in stack slots, which
+/// LLVM turns into registers (the loop's phis), so the loop may be emitted
+/// in several copies (chunks, versions) that all add to the same state.
+class RowAccumulator {
+public:
+  /// `op`: a reduce_* whose operand's last dim, of `count` elements, it
+  /// reduces. The slots are allocated in the function's entry block.
+  RowAccumulator(KernelLowering &k, const Op &op, int64_t count);
+  /// An f32 sum, which adds chunks of chunkLength() elements in f32 and
+  /// their sums in double: the loop feeding it runs chunk by chunk and calls
+  /// endChunk after each chunk.
+  bool chunked() const { return chunked_; }
+  static int64_t chunkLength();
+  void reset();             // before the row's first element
+  void add(llvm::Value *x); // one element of the row, in order
+  void endChunk();          // after a chunk (chunked only)
+  llvm::Value *result();    // the result element, after the row
+
+private:
+  KernelLowering &k_;
+  OpKind kind_;
+  DType dtype_;
+  llvm::Type *accType_;
+  int64_t count_;
+  bool chunked_;
+  std::vector<llvm::AllocaInst *> slots_; // the state: accumulator (and NaN flag)
+  llvm::AllocaInst *partial_ = nullptr;   // a chunked sum's f32 chunk sum
+};
+
 // ---- row groups (ElementalRows.cpp) ------------------------------------------
 
 /// Fills the buffer of `root` row by row, computing the group's members once

@@ -262,6 +262,65 @@ llvm::Value *emitReductionElement(KernelLowering &k, const Op &op, ElementIndex 
   return r.reduction.finishState(k, nest(0, r.reduction.initialState(k)), r.count);
 }
 
+RowAccumulator::RowAccumulator(KernelLowering &k, const Op &op, int64_t count)
+    : k_(k), kind_(op.kind), count_(count) {
+  Reduction r = describeReduction(k, op).reduction;
+  dtype_ = r.dtype;
+  accType_ = r.accType;
+  chunked_ = r.sumsFloatInChunks();
+  llvm::Function *fn = k.builder.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
+  for (llvm::Value *v : r.initialState(k))
+    slots_.push_back(entry.CreateAlloca(v->getType(), nullptr, "acc"));
+  if (chunked_)
+    partial_ = entry.CreateAlloca(entry.getFloatTy(), nullptr, "chunk");
+}
+
+int64_t RowAccumulator::chunkLength() { return kSumChunk; }
+
+void RowAccumulator::reset() {
+  llvm::IRBuilder<> &b = k_.builder;
+  State init = Reduction{kind_, dtype_, accType_}.initialState(k_);
+  for (size_t i = 0; i < slots_.size(); ++i)
+    b.CreateStore(init[i], slots_[i]);
+  if (partial_)
+    b.CreateStore(llvm::ConstantFP::get(b.getFloatTy(), 0.0), partial_);
+}
+
+void RowAccumulator::add(llvm::Value *x) {
+  llvm::IRBuilder<> &b = k_.builder;
+  if (partial_) { // as sumInChunks' chunk loop
+    llvm::Value *added = b.CreateFAdd(b.CreateLoad(b.getFloatTy(), partial_), x);
+    llvm::cast<llvm::Instruction>(added)->setHasAllowReassoc(true); // vectorizable
+    b.CreateStore(added, partial_);
+    return;
+  }
+  State state;
+  for (llvm::AllocaInst *slot : slots_)
+    state.push_back(b.CreateLoad(slot->getAllocatedType(), slot));
+  State next = Reduction{kind_, dtype_, accType_}.step(k_, state, x);
+  for (size_t i = 0; i < slots_.size(); ++i)
+    b.CreateStore(next[i], slots_[i]);
+}
+
+void RowAccumulator::endChunk() {
+  if (!partial_)
+    return;
+  llvm::IRBuilder<> &b = k_.builder;
+  llvm::Value *part = b.CreateLoad(b.getFloatTy(), partial_);
+  llvm::Value *sum = b.CreateLoad(accType_, slots_[0]);
+  b.CreateStore(b.CreateFAdd(sum, b.CreateFPExt(part, accType_)), slots_[0]);
+  b.CreateStore(llvm::ConstantFP::get(b.getFloatTy(), 0.0), partial_);
+}
+
+llvm::Value *RowAccumulator::result() {
+  llvm::IRBuilder<> &b = k_.builder;
+  State state;
+  for (llvm::AllocaInst *slot : slots_)
+    state.push_back(b.CreateLoad(slot->getAllocatedType(), slot));
+  return Reduction{kind_, dtype_, accType_}.finishState(k_, state, count_);
+}
+
 bool emitReductionByRows(KernelLowering &k, const Value *v) {
   const Op &op = *v->definingOp;
   const Value *x = op.operands[0];

@@ -1,24 +1,26 @@
-// The loop of a row group's root (FusionPlan::rowGroups, RowFusion.cpp): for
-// each row (every dim of the root but the last), its members in program
-// order, then the row's elements. A per-row member is one register (a
-// reduction is its loop over the row), a whole-row member a loop filling a
-// stack buffer one row long. Each pass runs along a contiguous row and
-// vectorizes; the row it reads again is still in cache, so memory sees one
-// read of the input and one write of the output.
+// The loop of a row group's root (FusionPlan::rowGroups, RowFusion.cpp):
+// softmax, layer norm and the like, reading each row from memory once. A
+// per-row member (a reduction over the row, a value computed from them) is
+// one register per row; a whole-row member (a value read more than once,
+// such as softmax's exp) a stack buffer one row long. The passes over a row
+// run pipelined over rows (ElementalRowPipeline.cpp); a group whose passes
+// run over rows of different lengths (a sum over rows of 16 dividing rows
+// of 5) cannot share one loop, and its passes run one after another for
+// each row instead (emitRowByRow, here).
 //
-// A row's first pass reads it from memory and the passes after it compute
-// from cache, during which the hardware prefetchers, seeing no misses, stop
-// fetching; the next row's first pass would then wait for memory, so that
-// computing and reading add up instead of overlapping. Each row therefore
-// starts by prefetching, of every operand the group reads whole rows of
-// from memory, the row kPrefetchBytes ahead (the first kPrefetchBytes of
-// it when rows are longer).
+// Every row starts by prefetching, of every operand the group reads whole
+// rows of from memory, the row kPrefetchBytes ahead (the first
+// kPrefetchBytes of it when rows are longer): the passes after a row's
+// first compute from cache, during which the hardware prefetchers, seeing
+// no misses, stop fetching, and the next row's first pass would wait for
+// memory.
 //
 // While the loop is emitted, elementOf finds the members here: a read at
-// this row gets the register or the buffer; a read elsewhere (never planned,
-// but possible through an index the walk did not follow) computes the
-// member again from its op, which is slower but the same value.
-#include "backend/llvm/ElementalInternal.h"
+// the row being emitted gets the register or the buffer; a read elsewhere
+// (never planned, but possible through an index the walk did not follow)
+// computes the member again from its op, which is slower but the same
+// value.
+#include "backend/llvm/ElementalRowsInternal.h"
 
 #include <llvm/IR/Intrinsics.h>
 
@@ -28,26 +30,11 @@
 #include <set>
 
 namespace shardc::llvmgen::elemental {
-namespace {
+namespace rows {
 
-/// How far ahead of the row being computed its operands are prefetched, and
-/// at most how much of a row: 4 KiB, 64 cache lines, is more than memory's
-/// latency times the rate a row is computed at, and fewer lines than the
-/// core can have in flight.
-constexpr int64_t kPrefetchBytes = 4096;
-constexpr int64_t kCacheLine = 64;
-
-/// The row being emitted: the index of each row dim and what its members
-/// hold for it.
-struct RowState {
-  std::vector<llvm::Value *> row;
-  std::map<const Value *, llvm::Value *> perRow;   // member -> its element
-  std::map<const Value *, llvm::Value *> wholeRow; // member -> its row buffer (i8*)
-};
-
-/// The row group being emitted by this thread (code generation of one
-/// function is single-threaded; functions may be emitted in parallel).
 thread_local RowState *activeRow = nullptr;
+
+namespace {
 
 /// True when `index` (into `v`) is on the active row: every row dim equal,
 /// except dims of size 1, where any index is 0.
@@ -61,6 +48,8 @@ bool onActiveRow(KernelLowering &k, const Value *v, ElementIndex &index) {
       return false;
   return true;
 }
+
+} // namespace
 
 /// The values in memory the group reads whole rows of: operands of shape
 /// (row dims..., n) reached through the fused trees of the root and its
@@ -115,6 +104,111 @@ void prefetchAhead(KernelLowering &k, const Value *v, llvm::Value *rowIndex) {
   }
 }
 
+StackSlots::StackSlots(KernelLowering &k) : k_(k) {
+  llvm::Function *fn = k.builder.GetInsertBlock()->getParent();
+  entry_ = &fn->getEntryBlock();
+}
+
+llvm::Value *StackSlots::array(DType dtype, int64_t length, const std::string &name) {
+  llvm::IRBuilder<> entry(entry_, entry_->getFirstInsertionPt());
+  auto *type = llvm::ArrayType::get(k_.memoryType(dtype),
+                                    static_cast<uint64_t>(std::max<int64_t>(length, 1)));
+  llvm::AllocaInst *slot = entry.CreateAlloca(type, nullptr, name);
+  // Cache-line aligned: every vector of a pass then stays within a line.
+  // At the stack's own alignment (16 bytes) each 64-byte access of the
+  // passes that store and reload the row split across two lines, and
+  // softmax took 0.85 or 1.1-1.5 ms depending on where the stack began.
+  slot->setAlignment(llvm::Align(kCacheLine));
+  llvm::TypeSize bytes = entry_->getModule()->getDataLayout().getTypeAllocSize(type);
+  lifetimes_.emplace_back(slot, static_cast<int64_t>(bytes.getFixedSize()));
+  return k_.builder.CreateBitCast(slot, k_.builder.getInt8PtrTy());
+}
+
+void StackSlots::start() {
+  for (const auto &[slot, bytes] : lifetimes_)
+    k_.builder.CreateLifetimeStart(slot, k_.builder.getInt64(static_cast<uint64_t>(bytes)));
+}
+
+void StackSlots::end() {
+  for (const auto &[slot, bytes] : lifetimes_)
+    k_.builder.CreateLifetimeEnd(slot, k_.builder.getInt64(static_cast<uint64_t>(bytes)));
+}
+
+} // namespace rows
+
+namespace {
+
+using namespace rows;
+
+/// The group with each row's passes in sequence: used when the passes run
+/// over rows of different lengths, which one loop cannot interleave.
+void emitRowByRow(KernelLowering &k, const Value *root,
+                  const std::vector<FusionPlan::RowMember> &members) {
+  const Op &op = *root->definingOp;
+  const std::vector<int64_t> &shape = root->type.shape;
+  const std::vector<int64_t> rows(shape.begin(), shape.end() - 1);
+  llvm::Value *out = k.buffer(root);
+
+  StackSlots stack(k);
+  std::map<const Value *, llvm::Value *> buffers;
+  for (const FusionPlan::RowMember &m : members)
+    if (m.wholeRow)
+      buffers[m.value] =
+          stack.array(m.value->type.dtype, m.value->type.shape.back(), m.value->name + ".row");
+  stack.start();
+
+  int64_t rowCount = 1;
+  for (int64_t d : rows)
+    rowCount *= d;
+  std::vector<const Value *> prefetched;
+  if (rowCount > 1)
+    prefetched = rowsReadFromMemory(k, root, members, rows);
+  RowState state;
+  ActiveRow active(&state);
+  k.emitLoopNest(rows, [&](const std::vector<llvm::Value *> &row) {
+    state = RowState{row, {}, {}};
+    if (!prefetched.empty()) {
+      llvm::Value *rowIndex = k.linearIndex(rows, row);
+      for (const Value *v : prefetched)
+        prefetchAhead(k, v, rowIndex);
+    }
+    for (const FusionPlan::RowMember &m : members) {
+      const std::vector<int64_t> &memberShape = m.value->type.shape;
+      const Op &memberOp = *m.value->definingOp;
+      std::vector<llvm::Value *> at = row;
+      if (!m.wholeRow) {
+        if (memberShape.size() > row.size())
+          at.push_back(k.i64(0)); // (row dims..., 1)
+        ElementIndex index(memberShape, at);
+        state.perRow[m.value] = computeElement(k, memberOp, index);
+        continue;
+      }
+      llvm::Value *buffer = buffers.at(m.value);
+      k.emitLoop(
+          k.i64(memberShape.back()),
+          [&](llvm::Value *j) {
+            std::vector<llvm::Value *> position = at;
+            position.push_back(j);
+            ElementIndex index(memberShape, position);
+            k.store(buffer, m.value->type.dtype, j, computeElement(k, memberOp, index));
+          },
+          /*versionable=*/true);
+      state.wholeRow[m.value] = buffer;
+    }
+    k.emitLoop(
+        k.i64(shape.back()),
+        [&](llvm::Value *j) {
+          std::vector<llvm::Value *> position = row;
+          position.push_back(j);
+          ElementIndex index(shape, position);
+          llvm::Value *element = computeElement(k, op, index);
+          k.store(out, root->type.dtype, index.linear(k), element);
+        },
+        /*versionable=*/true);
+  });
+  stack.end();
+}
+
 } // namespace
 
 llvm::Value *rowMemberElement(KernelLowering &k, const Value *v, ElementIndex &index) {
@@ -131,95 +225,8 @@ llvm::Value *rowMemberElement(KernelLowering &k, const Value *v, ElementIndex &i
 
 void emitRowGroup(KernelLowering &k, const Value *root,
                   const std::vector<FusionPlan::RowMember> &members) {
-  llvm::IRBuilder<> &b = k.builder;
-  const Op &op = *root->definingOp;
-  const std::vector<int64_t> &shape = root->type.shape;
-  const std::vector<int64_t> rows(shape.begin(), shape.end() - 1);
-  llvm::Value *out = k.buffer(root);
-
-  // The row buffers, allocated once in the entry block and live only
-  // during this loop (so successive groups' buffers can share the stack).
-  llvm::Function *fn = b.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().getFirstInsertionPt());
-  std::map<const Value *, llvm::Value *> buffers;
-  std::vector<std::pair<llvm::Value *, int64_t>> lifetimes;
-  for (const FusionPlan::RowMember &m : members) {
-    if (!m.wholeRow)
-      continue;
-    int64_t length = std::max<int64_t>(m.value->type.shape.back(), 1);
-    llvm::Type *element = k.memoryType(m.value->type.dtype);
-    auto *array = llvm::ArrayType::get(element, static_cast<uint64_t>(length));
-    llvm::AllocaInst *slot = entry.CreateAlloca(array, nullptr, m.value->name + ".row");
-    // Cache-line aligned: every vector of a pass then stays within a line.
-    // At the stack's own alignment (16 bytes) each 64-byte access of the
-    // passes that store and reload the row split across two lines, and
-    // softmax took 0.85 or 1.1-1.5 ms depending on where the stack began.
-    slot->setAlignment(llvm::Align(kCacheLine));
-    buffers[m.value] = b.CreateBitCast(slot, b.getInt8PtrTy());
-    lifetimes.emplace_back(
-        slot, static_cast<int64_t>(fn->getParent()->getDataLayout().getTypeAllocSize(array)));
-  }
-  for (const auto &[slot, bytes] : lifetimes)
-    b.CreateLifetimeStart(slot, b.getInt64(static_cast<uint64_t>(bytes)));
-
-  int64_t rowCount = 1;
-  for (int64_t d : rows)
-    rowCount *= d;
-  std::vector<const Value *> prefetched;
-  if (rowCount > 1)
-    prefetched = rowsReadFromMemory(k, root, members, rows);
-  RowState state;
-  RowState *outer = activeRow;
-  activeRow = &state;
-  try {
-    k.emitLoopNest(rows, [&](const std::vector<llvm::Value *> &row) {
-      state = RowState{row, {}, {}};
-      if (!prefetched.empty()) {
-        llvm::Value *rowIndex = k.linearIndex(rows, row);
-        for (const Value *v : prefetched)
-          prefetchAhead(k, v, rowIndex);
-      }
-      for (const FusionPlan::RowMember &m : members) {
-        const std::vector<int64_t> &memberShape = m.value->type.shape;
-        const Op &memberOp = *m.value->definingOp;
-        std::vector<llvm::Value *> at = row;
-        if (!m.wholeRow) {
-          if (memberShape.size() > row.size())
-            at.push_back(k.i64(0)); // (row dims..., 1)
-          ElementIndex index(memberShape, at);
-          state.perRow[m.value] = computeElement(k, memberOp, index);
-          continue;
-        }
-        llvm::Value *buffer = buffers.at(m.value);
-        k.emitLoop(
-            k.i64(memberShape.back()),
-            [&](llvm::Value *j) {
-              std::vector<llvm::Value *> position = at;
-              position.push_back(j);
-              ElementIndex index(memberShape, position);
-              k.store(buffer, m.value->type.dtype, j, computeElement(k, memberOp, index));
-            },
-            /*versionable=*/true);
-        state.wholeRow[m.value] = buffer;
-      }
-      k.emitLoop(
-          k.i64(shape.back()),
-          [&](llvm::Value *j) {
-            std::vector<llvm::Value *> position = row;
-            position.push_back(j);
-            ElementIndex index(shape, position);
-            llvm::Value *element = computeElement(k, op, index);
-            k.store(out, root->type.dtype, index.linear(k), element);
-          },
-          /*versionable=*/true);
-    });
-  } catch (...) {
-    activeRow = outer;
-    throw;
-  }
-  activeRow = outer;
-  for (const auto &[slot, bytes] : lifetimes)
-    b.CreateLifetimeEnd(slot, b.getInt64(static_cast<uint64_t>(bytes)));
+  if (!emitRowPipeline(k, root, members))
+    emitRowByRow(k, root, members);
 }
 
 } // namespace shardc::llvmgen::elemental

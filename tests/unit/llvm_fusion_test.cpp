@@ -30,6 +30,18 @@ size_t countOf(const std::string &text, const std::string &needle) {
   return n;
 }
 
+/// The text of each basic block of `ir` (LLVM prints a blank line between
+/// blocks).
+std::vector<std::string> basicBlocks(const std::string &ir) {
+  std::vector<std::string> blocks;
+  for (size_t at = 0; at < ir.size();) {
+    size_t end = ir.find("\n\n", at);
+    blocks.push_back(ir.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    at = end == std::string::npos ? ir.size() : end + 2;
+  }
+  return blocks;
+}
+
 using Names = std::vector<std::string>;
 
 /// The members of the row group of `root`, in order, a whole-row member
@@ -180,17 +192,49 @@ TEST_CASE("row groups: softmax is one loop over rows, read once from memory", "[
     CHECK(materializedNames(kernel) == Names{"a", "p"});
     CHECK(rowGroupOf(kernel, "p") == "m e* s");
     checkAgainstInterpreter(kernel, kernel.randomArgs(7), 1e-6, 1e-6);
-    // A row buffer of 131 on the stack, and every pass over the row vectorized.
+    // Two row buffers of 131 on the stack (the row whose exp is being
+    // computed and the one being divided), and every pass over the row
+    // vectorized.
     std::string buffer = std::string("alloca [131 x ") + (dtype[1] == '3' ? "float" : "double");
-    CHECK(countOf(kernel.ir(), buffer) == 1);
+    CHECK(countOf(kernel.ir(), buffer) == 2);
     // cache-line aligned: no vector of a pass straddles two lines
-    CHECK(countOf(kernel.ir(), buffer + "], align 64") == 1);
+    CHECK(countOf(kernel.ir(), buffer + "], align 64") == 2);
     const std::string &ir = kernel.ir();
     CHECK(countOf(ir, "@llvm.maxnum.v") >= 1); // the max
     // The exp: inline, no call.
     CHECK((hasInlineVectorExp(ir) && countOf(ir, "@_ZGV") == 0));
     CHECK(countOf(ir, "fadd reassoc <") >= 1);           // the sum
     CHECK(countOf(ir, "call void @llvm.prefetch") >= 1); // the rows ahead
+    // Pipelined: one block of vector code (the loop along the row, here
+    // unrolled whole) takes the max of a row, the exp and sum of the row
+    // before and divides the row before that.
+    bool allInOne = false;
+    for (const std::string &body : basicBlocks(ir))
+      allInOne =
+          allInOne || (countOf(body, "@llvm.maxnum.v") >= 1 && hasInlineVectorExp(body) &&
+                       countOf(body, "fadd reassoc <") >= 1 && countOf(body, "!alias.scope") >= 1);
+    CHECK(allInOne);
+  }
+}
+
+TEST_CASE("row groups: each stage of the pipeline reads the row it is on", "[llvm]") {
+  // Few rows (fewer than the stages: only the fill and drain iterations),
+  // many rows, a row buffer read two stages after it is written (a ring of
+  // three), per-row values computed from the reductions, and a root whose
+  // rows are shorter than the reduced ones (no pipeline).
+  for (int rows : {1, 2, 3, 4, 9}) {
+    std::string n = std::to_string(rows);
+    std::string t = "tensor<" + n + "x37xf32>", u = "tensor<" + n + "x5xf32>";
+    ElementalKernel kernel(program("%a: " + t + ", %b: " + u,
+                                   "%w = mul %a, %a\n"
+                                   "%s = reduce_sum %w {dims = [1], keep_dims = true}\n"
+                                   "%q = div %w, %s\n"
+                                   "%m = reduce_max %q {dims = [1], keep_dims = true}\n"
+                                   "%l = log %m\n%r = div %w, %l\n"
+                                   "%x = div %b, %s\nreturn %r, %x",
+                                   "(" + t + ", " + u + ")"));
+    INFO(rows << " rows\n" << kernel.ir());
+    checkAgainstInterpreter(kernel, kernel.randomArgs(static_cast<uint64_t>(rows)), 1e-5, 1e-6);
   }
 }
 
