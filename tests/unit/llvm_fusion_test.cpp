@@ -231,9 +231,12 @@ TEST_CASE("row groups: each stage of the pipeline reads the row it is on", "[llv
                                    "%q = div %w, %s\n"
                                    "%m = reduce_max %q {dims = [1], keep_dims = true}\n"
                                    "%l = log %m\n%r = div %w, %l\n"
-                                   "%x = div %b, %s\nreturn %r, %x",
+                                   "%am = reduce_max %a {dims = [1], keep_dims = true}\n"
+                                   "%x = div %b, %am\nreturn %r, %x",
                                    "(" + t + ", " + u + ")"));
     INFO(rows << " rows\n" << kernel.ir());
+    CHECK(rowGroupOf(kernel, "r") == "w* s m l");
+    CHECK(rowGroupOf(kernel, "x") == "am");
     checkAgainstInterpreter(kernel, kernel.randomArgs(static_cast<uint64_t>(rows)), 1e-5, 1e-6);
   }
 }
