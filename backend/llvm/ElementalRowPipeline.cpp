@@ -81,16 +81,26 @@ public:
     std::set<const Value *> all;
     for (const FusionPlan::RowMember &m : members_)
       all.insert(m.value);
+    std::map<const Value *, int> lastReader; // the last stage reading each member
     auto stageOf = [&](const Value *v) {
+      std::set<const Value *> reads = membersRead(k_, v, all);
       int stage = 0;
-      for (const Value *read : membersRead(k_, v, all))
+      for (const Value *read : reads)
         stage = std::max(stage, stage_.at(read) + (isReduction(read) ? 1 : 0));
+      for (const Value *read : reads)
+        lastReader[read] = std::max(lastReader[read], stage);
       return stage;
     };
     for (const FusionPlan::RowMember &m : members_)
       stage_[m.value] = stageOf(m.value);
     stage_[root_] = stageOf(root_);
     stages_ = stage_[root_] + 1;
+    // Rows in flight: from the stage that computes a member (a reduction:
+    // the one after, when its pass has ended) to the last stage reading it.
+    for (const FusionPlan::RowMember &m : members_) {
+      int ready = stage_.at(m.value) + (isReduction(m.value) ? 1 : 0);
+      depth_[m.value] = std::max(1, lastReader[m.value] - ready + 1);
+    }
     return stages_ > 1;
   }
 
@@ -99,7 +109,7 @@ public:
       return;
     StackSlots stack(k_);
     for (const FusionPlan::RowMember &m : members_) {
-      int depth = stages_ - stage_.at(m.value); // rows in flight at once
+      int depth = depth_.at(m.value);
       if (m.wholeRow) {
         for (int slot = 0; slot < depth; ++slot)
           rings_[m.value].push_back(stack.array(m.value->type.dtype, length_,
@@ -148,6 +158,7 @@ private:
   int64_t rowCount_;
   int stages_ = 1;
   std::map<const Value *, int> stage_;
+  std::map<const Value *, int> depth_; // rows in flight
   /// Whole-row members: one row buffer per row in flight; per-row members:
   /// one array with an element per row in flight. Row r uses slot r % depth.
   std::map<const Value *, std::vector<llvm::Value *>> rings_;
@@ -178,7 +189,7 @@ private:
 
   /// The index of row `t - stage`'s element in per-row member `m`'s array.
   llvm::Value *perRowSlot(const Value *m, llvm::Value *t, int64_t stage) {
-    int64_t depth = stages_ - stage_.at(m);
+    int64_t depth = depth_.at(m);
     return depth == 1 ? k_.i64(0) : b_.CreateURem(b_.CreateSub(t, k_.i64(stage)), k_.i64(depth));
   }
 
@@ -218,12 +229,20 @@ private:
         k_.store(rings_.at(m.value)[0], m.value->type.dtype, perRowSlot(m.value, t, s), element);
       }
     }
+    // The reductions of these stages, in program order (emitted IR is the
+    // same from run to run).
+    std::vector<std::pair<const Value *, RowAccumulator *>> accumulating;
+    for (const FusionPlan::RowMember &m : members_) {
+      auto found = accumulators_.find(m.value);
+      int s = stage_.at(m.value);
+      if (found != accumulators_.end() && s >= lo && s <= hi)
+        accumulating.emplace_back(m.value, found->second.get());
+    }
     bool chunked = false;
-    for (auto &[m, accumulator] : accumulators_)
-      if (stage_.at(m) >= lo && stage_.at(m) <= hi) {
-        accumulator->reset();
-        chunked = chunked || accumulator->chunked();
-      }
+    for (auto &[m, accumulator] : accumulating) {
+      accumulator->reset();
+      chunked = chunked || accumulator->chunked();
+    }
 
     auto body = [&](llvm::Value *j) {
       for (int64_t s = lo; s <= hi; ++s) {
@@ -252,9 +271,8 @@ private:
       }
     };
     auto endChunk = [&] {
-      for (auto &[m, accumulator] : accumulators_)
-        if (stage_.at(m) >= lo && stage_.at(m) <= hi)
-          accumulator->endChunk();
+      for (auto &[m, accumulator] : accumulating)
+        accumulator->endChunk();
     };
     if (!chunked) {
       k_.emitLoop(k_.i64(length_), body, /*versionable=*/true);
@@ -278,12 +296,9 @@ private:
       }
     }
     // The rows' reductions, for the stages after.
-    for (auto &[m, accumulator] : accumulators_) {
-      int s = stage_.at(m);
-      if (s < lo || s > hi)
-        continue;
-      k_.store(rings_.at(m)[0], m->type.dtype, perRowSlot(m, t, s), accumulator->result());
-    }
+    for (auto &[m, accumulator] : accumulating)
+      k_.store(rings_.at(m)[0], m->type.dtype, perRowSlot(m, t, stage_.at(m)),
+               accumulator->result());
   }
 };
 
