@@ -1,14 +1,16 @@
 // A row group's passes (the max, then the exp and its sum, then the
 // division, for softmax) software-pipelined over rows, as a hand-written
-// kernel would have them (ElementalRows.cpp has the group's member lookups): the group's members
-// are put in stages, a member after every reduction it reads (the reduction's pass must finish
-// before its result is known), and super-iteration t runs stage s on row t - s, all stages in ONE
-// loop along the row. Each pass alone is bound by one kind of unit: the max by the adder and the
-// loads, the exp by the multiply-adders, the division by the stores; run one after another they add
-// up (a softmax row of 512 f32: ~16 cycles per 16 elements on the bench machine, Zen 4),
-// interleaved they overlap (~11, the exp's own cost). The first stages - 1
-// and the last stages - 1 super-iterations fill and drain the pipeline on
-// constant rows; the loop between runs every stage.
+// kernel would have them (ElementalRows.cpp has the group's member lookups):
+// the group's members are put in stages, a member after every reduction it
+// reads (the reduction's pass must finish before its result is known), and
+// super-iteration t runs stage s on row t - s, all stages in ONE loop along
+// the row. Each pass alone is bound by one kind of unit: the max by the
+// adders and the loads, the exp by the multiply-adders, the division by the
+// stores; run one after another they add up (a softmax row of 512 f32: ~16
+// cycles per 16 elements on the bench machine, Zen 4), interleaved they
+// overlap (~11, the exp's own cost). The first stages - 1 and the last
+// stages - 1 super-iterations fill and drain the pipeline on constant rows;
+// the loop between runs every stage.
 //
 // A whole-row member (a value read more than once, such as softmax's exp)
 // is kept in a stack buffer per row in flight, a ring the stage that writes
