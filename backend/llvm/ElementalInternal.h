@@ -98,6 +98,9 @@ private:
   bool chunked_;
   std::vector<llvm::AllocaInst *> slots_; // the state: accumulator (and NaN flag)
   llvm::AllocaInst *partial_ = nullptr;   // a chunked sum's f32 chunk sum
+
+  std::vector<llvm::Value *> loadState(); // the slots' values, at the builder
+  void storeState(const std::vector<llvm::Value *> &state);
 };
 
 // ---- row groups (ElementalRows.cpp) ------------------------------------------

@@ -278,11 +278,21 @@ RowAccumulator::RowAccumulator(KernelLowering &k, const Op &op, int64_t count)
 
 int64_t RowAccumulator::chunkLength() { return kSumChunk; }
 
+std::vector<llvm::Value *> RowAccumulator::loadState() {
+  State state;
+  for (llvm::AllocaInst *slot : slots_)
+    state.push_back(k_.builder.CreateLoad(slot->getAllocatedType(), slot));
+  return state;
+}
+
+void RowAccumulator::storeState(const std::vector<llvm::Value *> &state) {
+  for (size_t i = 0; i < slots_.size(); ++i)
+    k_.builder.CreateStore(state[i], slots_[i]);
+}
+
 void RowAccumulator::reset() {
   llvm::IRBuilder<> &b = k_.builder;
-  State init = Reduction{kind_, dtype_, accType_}.initialState(k_);
-  for (size_t i = 0; i < slots_.size(); ++i)
-    b.CreateStore(init[i], slots_[i]);
+  storeState(Reduction{kind_, dtype_, accType_}.initialState(k_));
   if (partial_)
     b.CreateStore(llvm::ConstantFP::get(b.getFloatTy(), 0.0), partial_);
 }
@@ -295,12 +305,7 @@ void RowAccumulator::add(llvm::Value *x) {
     b.CreateStore(added, partial_);
     return;
   }
-  State state;
-  for (llvm::AllocaInst *slot : slots_)
-    state.push_back(b.CreateLoad(slot->getAllocatedType(), slot));
-  State next = Reduction{kind_, dtype_, accType_}.step(k_, state, x);
-  for (size_t i = 0; i < slots_.size(); ++i)
-    b.CreateStore(next[i], slots_[i]);
+  storeState(Reduction{kind_, dtype_, accType_}.step(k_, loadState(), x));
 }
 
 void RowAccumulator::endChunk() {
@@ -314,11 +319,7 @@ void RowAccumulator::endChunk() {
 }
 
 llvm::Value *RowAccumulator::result() {
-  llvm::IRBuilder<> &b = k_.builder;
-  State state;
-  for (llvm::AllocaInst *slot : slots_)
-    state.push_back(b.CreateLoad(slot->getAllocatedType(), slot));
-  return Reduction{kind_, dtype_, accType_}.finishState(k_, state, count_);
+  return Reduction{kind_, dtype_, accType_}.finishState(k_, loadState(), count_);
 }
 
 bool emitReductionByRows(KernelLowering &k, const Value *v) {

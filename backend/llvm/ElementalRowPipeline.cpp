@@ -88,7 +88,7 @@ public:
       std::set<const Value *> reads = membersRead(k_, v, all);
       int stage = 0;
       for (const Value *read : reads)
-        stage = std::max(stage, stage_.at(read) + (isReduction(read) ? 1 : 0));
+        stage = std::max(stage, ready(read));
       for (const Value *read : reads)
         lastReader[read] = std::max(lastReader[read], stage);
       return stage;
@@ -100,8 +100,7 @@ public:
     // Rows in flight: from the stage that computes a member (a reduction:
     // the one after, when its pass has ended) to the last stage reading it.
     for (const FusionPlan::RowMember &m : members_) {
-      int ready = stage_.at(m.value) + (isReduction(m.value) ? 1 : 0);
-      depth_[m.value] = std::max(1, lastReader[m.value] - ready + 1);
+      depth_[m.value] = std::max(1, lastReader[m.value] - ready(m.value) + 1);
     }
     return stages_ > 1;
   }
@@ -189,6 +188,10 @@ private:
     return chosen;
   }
 
+  /// The first stage that can read member `v` of a row: its own, or for a
+  /// reduction the one after (when its pass over the row has ended).
+  int ready(const Value *v) const { return stage_.at(v) + (isReduction(v) ? 1 : 0); }
+
   /// The index of row `t - stage`'s element in per-row member `m`'s array.
   llvm::Value *perRowSlot(const Value *m, llvm::Value *t, int64_t stage) {
     int64_t depth = depth_.at(m);
@@ -209,10 +212,9 @@ private:
     // What each stage's row reads from earlier super-iterations.
     for (int64_t s = lo; s <= hi; ++s)
       for (const FusionPlan::RowMember &m : members_) {
-        int ready = stage_.at(m.value) + (isReduction(m.value) ? 1 : 0);
         if (m.wholeRow && stage_.at(m.value) <= s)
           states[s].wholeRow[m.value] = ringSlot(rings_.at(m.value), t, s);
-        else if (!m.wholeRow && ready <= s)
+        else if (!m.wholeRow && ready(m.value) <= s)
           states[s].perRow[m.value] =
               k_.load(rings_.at(m.value)[0], m.value->type.dtype, perRowSlot(m.value, t, s));
       }
