@@ -121,7 +121,7 @@ void checkMovement(Case &c, const std::vector<shardrt_axis_ref> &axes, int64_t d
     for (int64_t concatDim = 0; concatDim < 3; ++concatDim) {
       std::vector<LocalTensor> blocks;
       for (int64_t q : members)
-        blocks.push_back(slice(operand(q, divisible, dtype), dim, index * base[dim], base[dim]));
+        blocks.push_back(operandSlice(q, divisible, dtype, dim, index * base[dim], base[dim]));
       LocalTensor expected = concat(blocks, concatDim);
       Buffer send = encode(operand(c.position(), divisible, dtype), dtype),
              received(expected.values.size() * elementBytes(dtype));
@@ -168,10 +168,7 @@ void checkLargeReductions(Case &c, const std::vector<shardrt_axis_ref> &axes) {
   std::vector<int64_t> shape = {600001};
   for (int64_t dtype : {SHARDRT_F32, SHARDRT_F64, SHARDRT_I32}) {
     for (int64_t kind : {SHARDRT_SUM, SHARDRT_MAX}) {
-      std::vector<LocalTensor> parts;
-      for (int64_t q : members)
-        parts.push_back(reductionOperand(q, shape, dtype));
-      LocalTensor expected = reduce(parts, kind);
+      LocalTensor expected = reducedOperands(members, shape, dtype, kind);
       Buffer in = encode(reductionOperand(c.position(), shape, dtype), dtype), out(in.size());
       shardrt_all_reduce(c.ctx, -1, &group, dtype, shape[0], kind, in.data(), out.data());
       expectEqual(c.checker, decode(out, shape, dtype), expected,
@@ -198,7 +195,7 @@ void checkLargeAllToAll(Case &c, const std::vector<shardrt_axis_ref> &axes) {
       divisible[dim] *= n;
       std::vector<LocalTensor> blocks;
       for (int64_t q : members)
-        blocks.push_back(slice(operand(q, divisible, dtype), dim, index * base[dim], base[dim]));
+        blocks.push_back(operandSlice(q, divisible, dtype, dim, index * base[dim], base[dim]));
       Buffer send = encode(operand(c.position(), divisible, dtype), dtype);
       for (int64_t concatDim = 0; concatDim < 3; ++concatDim) {
         LocalTensor expected = concat(blocks, concatDim);
