@@ -59,7 +59,7 @@ class Bench:
         self.peers = os.path.join(build, "bench")
         self.mpiexec = "mpiexec.mpich"
         self.work, self.config, self.smoke, self.log = work, config, smoke, log
-        self.unchecked, self.ranks_of = {}, {}  # check()'s executables, not yet run
+        self.unchecked = {}  # check()'s executables not yet run: exe -> (name, ranks)
 
     def peer(self, name):
         path = os.path.join(self.peers, name)
@@ -82,7 +82,7 @@ class Bench:
         values when there are none). The first profiled run of an executable
         that check() named also writes its results and compares them."""
         args = inputs or ["--random-inputs", "1"]
-        name = self.unchecked.pop(exe, None)
+        name, _ = self.unchecked.pop(exe, (None, None))
         outputs = ["--output-dir", self._fresh(name + ".exe")] if name else []
         profile = Profile(run([self.mpiexec, "-n", str(ranks), exe] + args
                               + ["--repeat", str(repeats), "--profile"] + outputs, timeout=1200))
@@ -94,16 +94,15 @@ class Bench:
         """Smoke runs only: the executable's results equal the interpreter's,
         compared at its first profiled run (one launch less: the smoke's time
         goes to MPI starting its ranks), or by finish_checks()."""
-        self.unchecked[exe] = name
-        self.ranks_of[exe] = ranks
+        self.unchecked[exe] = (name, ranks)
 
     def finish_checks(self):
         """Checks, by a run of their own, the executables named to check()
         that were not profiled (a workload that failed before it timed them)."""
         while self.unchecked:
-            exe, name = self.unchecked.popitem()
+            exe, (name, ranks) = self.unchecked.popitem()
             args = ["--random-inputs", "1"]
-            run([self.mpiexec, "-n", str(self.ranks_of[exe]), exe] + args
+            run([self.mpiexec, "-n", str(ranks), exe] + args
                 + ["--output-dir", self._fresh(name + ".exe")], 300)
             self._compare_with_interpreter(name, args)
 

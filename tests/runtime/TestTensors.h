@@ -149,19 +149,28 @@ inline LocalTensor concat(const std::vector<LocalTensor> &parts, int64_t dim) {
   return out;
 }
 
+/// Elements [start, start + length) along `dim` of a tensor of `shape` whose
+/// flat element i is valueAt(i); zero past the end.
+template <typename ValueAt>
+LocalTensor sliceOf(const std::vector<int64_t> &shape, int64_t dim, int64_t start, int64_t length,
+                    ValueAt valueAt) {
+  std::vector<int64_t> sliced = shape;
+  sliced[dim] = length;
+  LocalTensor out = zeros(sliced, 0);
+  int64_t outer, inner;
+  splitAt(shape, dim, outer, inner);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < length && start + k < shape[dim]; ++k)
+      for (int64_t i = 0; i < inner; ++i)
+        out.values[static_cast<size_t>((o * length + k) * inner + i)] =
+            valueAt((o * shape[dim] + start + k) * inner + i);
+  return out;
+}
+
 /// Elements [start, start + length) of `dim`; zero past the end.
 inline LocalTensor slice(const LocalTensor &t, int64_t dim, int64_t start, int64_t length) {
-  std::vector<int64_t> shape = t.shape;
-  shape[dim] = length;
-  LocalTensor out = zeros(shape, 0);
-  int64_t outer, inner;
-  splitAt(t.shape, dim, outer, inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k = 0; k < length && start + k < t.shape[dim]; ++k)
-      for (int64_t i = 0; i < inner; ++i)
-        out.values[(o * length + k) * inner + i] =
-            t.values[(o * t.shape[dim] + start + k) * inner + i];
-  return out;
+  return sliceOf(t.shape, dim, start, length,
+                 [&](int64_t i) { return t.values[static_cast<size_t>(i)]; });
 }
 
 /// slice(operand(p, shape, dtype), dim, start, length) without making the
@@ -169,17 +178,7 @@ inline LocalTensor slice(const LocalTensor &t, int64_t dim, int64_t start, int64
 /// of the collectives test's time (page faults on fresh memory).
 inline LocalTensor operandSlice(int64_t p, const std::vector<int64_t> &shape, int64_t dtype,
                                 int64_t dim, int64_t start, int64_t length) {
-  std::vector<int64_t> sliced = shape;
-  sliced[dim] = length;
-  LocalTensor out = zeros(sliced, dtype);
-  int64_t outer, inner;
-  splitAt(shape, dim, outer, inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k = 0; k < length && start + k < shape[dim]; ++k)
-      for (int64_t i = 0; i < inner; ++i)
-        out.values[static_cast<size_t>((o * length + k) * inner + i)] =
-            operandValue(p, (o * shape[dim] + start + k) * inner + i, dtype);
-  return out;
+  return sliceOf(shape, dim, start, length, [&](int64_t i) { return operandValue(p, i, dtype); });
 }
 
 /// `kind` of two values, NaN winning max and min (SPMD_CONTRACT.md).
