@@ -28,6 +28,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace shardc::llvmgen::elemental::rows {
@@ -123,8 +124,7 @@ public:
       }
     }
     stack.start();
-    if (rowCount_ > 1)
-      prefetched_ = rowsReadFromMemory(k_, root_, members_, rows_);
+    prefetches_.emplace(k_, root_, members_, rows_);
 
     // Rows 0 .. stages - 2 fill the pipeline and the last stages - 1 drain
     // it, with constant rows; the loop between runs every stage.
@@ -164,7 +164,7 @@ private:
   /// one array with an element per row in flight. Row r uses slot r % depth.
   std::map<const Value *, std::vector<llvm::Value *>> rings_;
   std::map<const Value *, std::unique_ptr<RowAccumulator>> accumulators_;
-  std::vector<const Value *> prefetched_;
+  std::optional<RowPrefetches> prefetches_; // made in emit()
 
   /// The ring slot of row `t - stage` among `depth`. A depth of 2 picks by
   /// the parity of t for every stage, so that the buffer one stage writes
@@ -206,8 +206,7 @@ private:
       states[s].row = ElementIndex::fromLinear(rows_, row).dims(k_);
     }
     if (lo == 0)
-      for (const Value *v : prefetched_)
-        prefetchAhead(k_, v, t);
+      prefetches_->emit(k_, t);
     ActiveRow active(nullptr);
     // What each stage's row reads from earlier super-iterations.
     for (int64_t s = lo; s <= hi; ++s)

@@ -22,8 +22,6 @@
 // value.
 #include "backend/llvm/ElementalRowsInternal.h"
 
-#include <llvm/IR/Intrinsics.h>
-
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -51,17 +49,41 @@ bool onActiveRow(KernelLowering &k, const Value *v, ElementIndex &index) {
 
 } // namespace
 
-/// The values in memory the group reads whole rows of: operands of shape
-/// (row dims..., n) reached through the fused trees of the root and its
-/// members, with rows of at least a cache line (shorter rows, such as the
-/// (row dims..., 1) a value read per row has, are too short to matter).
-std::vector<const Value *> rowsReadFromMemory(KernelLowering &k, const Value *root,
-                                              const std::vector<FusionPlan::RowMember> &members,
-                                              const std::vector<int64_t> &rows) {
+namespace {
+
+/// Whether `v` has whole rows over `rows` (shape (row dims..., n)) of at
+/// least a cache line.
+bool hasLongRows(const Value *v, const std::vector<int64_t> &rows) {
+  const std::vector<int64_t> &shape = v->type.shape;
+  int64_t rowBytes = shape.empty() ? 0 : shape.back() * int64_t(dtypeBytes(v->type.dtype));
+  return shape.size() == rows.size() + 1 && std::equal(rows.begin(), rows.end(), shape.begin()) &&
+         rowBytes >= kCacheLine;
+}
+
+/// Prefetches the row of `v` that is kPrefetchBytes past row `rowIndex`.
+void prefetchAhead(KernelLowering &k, const Value *v, llvm::Value *rowIndex, bool forWrite) {
+  int64_t rowBytes = v->type.shape.back() * static_cast<int64_t>(dtypeBytes(v->type.dtype));
+  int64_t rowsAhead = std::max<int64_t>(1, (kPrefetchBytes + rowBytes - 1) / rowBytes);
+  int64_t bytes = std::min(rowBytes, kPrefetchBytes);
+  llvm::IRBuilder<> &b = k.builder;
+  llvm::Value *start = b.CreateMul(b.CreateAdd(rowIndex, k.i64(rowsAhead)), k.i64(rowBytes));
+  for (int64_t offset = 0; offset < bytes; offset += kCacheLine)
+    prefetchLine(k, k.buffer(v), b.CreateAdd(start, k.i64(offset)), forWrite);
+}
+
+} // namespace
+
+RowPrefetches::RowPrefetches(KernelLowering &k, const Value *root,
+                             const std::vector<FusionPlan::RowMember> &members,
+                             const std::vector<int64_t> &rows) {
+  int64_t rowCount = 1;
+  for (int64_t d : rows)
+    rowCount *= d;
+  if (rowCount <= 1)
+    return;
   std::set<const Value *> memberValues, seen;
   for (const FusionPlan::RowMember &m : members)
     memberValues.insert(m.value);
-  std::vector<const Value *> found;
   std::function<void(const Op &)> visit = [&](const Op &op) {
     for (const Value *operand : op.operands) {
       if (!seen.insert(operand).second || memberValues.count(operand))
@@ -70,38 +92,22 @@ std::vector<const Value *> rowsReadFromMemory(KernelLowering &k, const Value *ro
         visit(*operand->definingOp);
         continue;
       }
-      const std::vector<int64_t> &shape = operand->type.shape;
-      int64_t rowBytes =
-          shape.empty() ? 0 : shape.back() * int64_t(dtypeBytes(operand->type.dtype));
-      if (shape.size() == rows.size() + 1 && std::equal(rows.begin(), rows.end(), shape.begin()) &&
-          rowBytes >= kCacheLine)
-        found.push_back(operand);
+      if (hasLongRows(operand, rows))
+        read_.push_back(operand);
     }
   };
   visit(*root->definingOp);
   for (const FusionPlan::RowMember &m : members)
     visit(*m.value->definingOp);
-  return found;
+  if (hasLongRows(root, rows))
+    written_ = root;
 }
 
-/// Prefetches (for reading, into every cache level) the row of `v` that is
-/// kPrefetchBytes past row `rowIndex` (a row-major index over the row dims).
-/// Past the last row the addresses leave the buffer, which a prefetch
-/// ignores (it never faults), and the arithmetic is not inbounds.
-void prefetchAhead(KernelLowering &k, const Value *v, llvm::Value *rowIndex) {
-  llvm::IRBuilder<> &b = k.builder;
-  int64_t rowBytes = v->type.shape.back() * static_cast<int64_t>(dtypeBytes(v->type.dtype));
-  int64_t rowsAhead = std::max<int64_t>(1, (kPrefetchBytes + rowBytes - 1) / rowBytes);
-  int64_t bytes = std::min(rowBytes, kPrefetchBytes);
-  llvm::Function *prefetch =
-      llvm::Intrinsic::getDeclaration(&k.module, llvm::Intrinsic::prefetch, {b.getInt8PtrTy()});
-  llvm::Value *base = b.CreateBitCast(k.buffer(v), b.getInt8PtrTy());
-  llvm::Value *start = b.CreateMul(b.CreateAdd(rowIndex, k.i64(rowsAhead)), k.i64(rowBytes));
-  for (int64_t offset = 0; offset < bytes; offset += kCacheLine) {
-    llvm::Value *address = b.CreateGEP(b.getInt8Ty(), base, b.CreateAdd(start, k.i64(offset)));
-    // (address, read, locality 3: keep in all levels, data cache)
-    b.CreateCall(prefetch, {address, b.getInt32(0), b.getInt32(3), b.getInt32(1)});
-  }
+void RowPrefetches::emit(KernelLowering &k, llvm::Value *rowIndex) const {
+  for (const Value *v : read_)
+    prefetchAhead(k, v, rowIndex, false);
+  if (written_)
+    prefetchAhead(k, written_, rowIndex, true);
 }
 
 StackSlots::StackSlots(KernelLowering &k) : k_(k) {
@@ -157,21 +163,13 @@ void emitRowByRow(KernelLowering &k, const Value *root,
           stack.array(m.value->type.dtype, m.value->type.shape.back(), m.value->name + ".row");
   stack.start();
 
-  int64_t rowCount = 1;
-  for (int64_t d : rows)
-    rowCount *= d;
-  std::vector<const Value *> prefetched;
-  if (rowCount > 1)
-    prefetched = rowsReadFromMemory(k, root, members, rows);
+  const RowPrefetches prefetches(k, root, members, rows);
   RowState state;
   ActiveRow active(&state);
   k.emitLoopNest(rows, [&](const std::vector<llvm::Value *> &row) {
     state = RowState{row, {}, {}};
-    if (!prefetched.empty()) {
-      llvm::Value *rowIndex = k.linearIndex(rows, row);
-      for (const Value *v : prefetched)
-        prefetchAhead(k, v, rowIndex);
-    }
+    if (!prefetches.empty())
+      prefetches.emit(k, k.linearIndex(rows, row));
     for (const FusionPlan::RowMember &m : members) {
       const std::vector<int64_t> &memberShape = m.value->type.shape;
       const Op &memberOp = *m.value->definingOp;

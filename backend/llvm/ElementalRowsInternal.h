@@ -60,19 +60,31 @@ private:
   std::vector<std::pair<llvm::Value *, int64_t>> lifetimes_;
 };
 
-/// The values in memory the group reads whole rows of: operands of shape
+/// What a group's row loop prefetches, kPrefetchBytes ahead of the row being
+/// computed: the values in memory it reads whole rows of (operands of shape
 /// (row dims..., n) reached through the fused trees of the root and its
-/// members, with rows of at least a cache line (shorter rows, such as the
-/// (row dims..., 1) a value read per row has, are too short to matter).
-std::vector<const Value *> rowsReadFromMemory(KernelLowering &k, const Value *root,
-                                              const std::vector<FusionPlan::RowMember> &members,
-                                              const std::vector<int64_t> &rows);
+/// members), and the root's row it writes. Only rows of at least a cache
+/// line count (shorter ones, such as the (row dims..., 1) a value read per
+/// row has, are too short to matter). The written row is prefetched for
+/// writing: every line a store misses is first read for ownership, and a
+/// row's stores, with no prefetch, would wait for memory line after line
+/// (softmax of 16x512x512 f32 on 2 ranks: 4.2-5.5 ms -> 2.6-2.8 ms).
+class RowPrefetches {
+public:
+  /// Nothing to prefetch when the group has one row only.
+  RowPrefetches(KernelLowering &k, const Value *root,
+                const std::vector<FusionPlan::RowMember> &members,
+                const std::vector<int64_t> &rows);
 
-/// Prefetches (for reading, into every cache level) the row of `v` that is
-/// kPrefetchBytes past row `rowIndex` (a row-major index over the row dims).
-/// Past the last row the addresses leave the buffer, which a prefetch
-/// ignores (it never faults), and the arithmetic is not inbounds.
-void prefetchAhead(KernelLowering &k, const Value *v, llvm::Value *rowIndex);
+  /// Prefetches every row of them that is kPrefetchBytes past row
+  /// `rowIndex` (a row-major index over the row dims).
+  void emit(KernelLowering &k, llvm::Value *rowIndex) const;
+  bool empty() const { return read_.empty() && !written_; }
+
+private:
+  std::vector<const Value *> read_;
+  const Value *written_ = nullptr;
+};
 
 /// Emits the group with its passes pipelined over rows
 /// (ElementalRowPipeline.cpp); false, emitting nothing, when they run over
