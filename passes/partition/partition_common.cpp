@@ -18,9 +18,11 @@ std::string NameTable::fresh(const std::string &hint) {
   if (used_.insert(name).second)
     return name;
   int &next = counters_[base];
-  do
-    name = fmt::format("{}_{}", base, ++next);
-  while (!used_.insert(name).second);
+  base += '_';
+  do {
+    name = base;
+    name += std::to_string(++next); // (fmt::format: twice the time here)
+  } while (!used_.insert(name).second);
   return name;
 }
 
