@@ -13,7 +13,8 @@
 // kPrefetchBytes of it when rows are longer): the passes after a row's
 // first compute from cache, during which the hardware prefetchers, seeing
 // no misses, stop fetching, and the next row's first pass would wait for
-// memory.
+// memory. For the same reason the root's row that far ahead is prefetched
+// for writing (RowPrefetches).
 //
 // While the loop is emitted, elementOf finds the members here: a read at
 // the row being emitted gets the register or the buffer; a read elsewhere

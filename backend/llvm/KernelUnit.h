@@ -28,7 +28,8 @@ struct KernelUnit {
   int64_t calls = 0;                    ///< call sites of the driver that call it
 };
 
-/// The structural key of a kernel module: its IR text.
+/// The structural key of a kernel module: its bitcode (binary; compared
+/// whole and hashed, never shown).
 std::string kernelKey(const llvm::Module &module);
 
 /// The lowercase hex SHA-1 of `text`.
