@@ -75,6 +75,10 @@ private:
   /// each would cost more than the rest of their lowering.
   std::unique_ptr<llvm::LLVMContext> scratch_;
   void lowerBlock(const Block &block, bool topLevel);
+  /// Ends the driver's basic block after every kOpsPerDriverBlock ops lowered
+  /// (KernelEmitter.cpp says why).
+  void splitLongBlock();
+  int64_t opsInBlock_ = 0;
   void lowerManual(const Op &op);
   void lowerRedistribute(const Op &op);
   void lowerOp(const Op &op);
