@@ -48,10 +48,6 @@ bool onActiveRow(KernelLowering &k, const Value *v, ElementIndex &index) {
   return true;
 }
 
-} // namespace
-
-namespace {
-
 /// Whether `v` has whole rows over `rows` (shape (row dims..., n)) of at
 /// least a cache line.
 bool hasLongRows(const Value *v, const std::vector<int64_t> &rows) {
