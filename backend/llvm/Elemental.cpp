@@ -16,7 +16,6 @@
 #include "backend/llvm/Codegen.h"
 #include "backend/llvm/ElementalInternal.h"
 
-#include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Operator.h>
 
@@ -108,16 +107,6 @@ llvm::Value *constantOf(llvm::Type *type, double v) {
     return llvm::ConstantFP::get(type, v);
   return llvm::ConstantInt::get(type, static_cast<uint64_t>(static_cast<int64_t>(v)),
                                 /*isSigned=*/true);
-}
-
-void prefetchLine(KernelLowering &k, llvm::Value *buffer, llvm::Value *byteOffset, bool forWrite) {
-  llvm::IRBuilder<> &b = k.builder;
-  llvm::Function *prefetch =
-      llvm::Intrinsic::getDeclaration(&k.module, llvm::Intrinsic::prefetch, {b.getInt8PtrTy()});
-  llvm::Value *address =
-      b.CreateGEP(b.getInt8Ty(), b.CreateBitCast(buffer, b.getInt8PtrTy()), byteOffset);
-  // (address, 0: read or 1: write, locality 3: keep in all levels, data cache)
-  b.CreateCall(prefetch, {address, b.getInt32(forWrite ? 1 : 0), b.getInt32(3), b.getInt32(1)});
 }
 
 namespace {

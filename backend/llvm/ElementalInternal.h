@@ -48,12 +48,6 @@ llvm::Value *elementOf(KernelLowering &k, const Value *v, ElementIndex &index);
 /// operands (never from its own buffer).
 llvm::Value *computeElement(KernelLowering &k, const Op &op, ElementIndex &index);
 
-/// Prefetches, into every cache level, the line at `byteOffset` bytes from
-/// `buffer`, for reading or for writing (a store that misses first reads
-/// its line for ownership). The arithmetic is not inbounds: a prefetch never
-/// faults, so an address past the buffer is allowed (and ignored).
-void prefetchLine(KernelLowering &k, llvm::Value *buffer, llvm::Value *byteOffset, bool forWrite);
-
 // ---- per op group -----------------------------------------------------------
 
 /// Unary ops, convert, binary ops (numpy broadcasting) and select

@@ -23,6 +23,8 @@
 // value.
 #include "backend/llvm/ElementalRowsInternal.h"
 
+#include <llvm/IR/Intrinsics.h>
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -57,15 +59,24 @@ bool hasLongRows(const Value *v, const std::vector<int64_t> &rows) {
          rowBytes >= kCacheLine;
 }
 
-/// Prefetches the row of `v` that is kPrefetchBytes past row `rowIndex`.
+/// Prefetches (into every cache level, for reading or for writing) the row
+/// of `v` that is kPrefetchBytes past row `rowIndex`. Past the last row the
+/// addresses leave the buffer, which a prefetch ignores (it never faults),
+/// and the arithmetic is not inbounds.
 void prefetchAhead(KernelLowering &k, const Value *v, llvm::Value *rowIndex, bool forWrite) {
+  llvm::IRBuilder<> &b = k.builder;
   int64_t rowBytes = v->type.shape.back() * static_cast<int64_t>(dtypeBytes(v->type.dtype));
   int64_t rowsAhead = std::max<int64_t>(1, (kPrefetchBytes + rowBytes - 1) / rowBytes);
   int64_t bytes = std::min(rowBytes, kPrefetchBytes);
-  llvm::IRBuilder<> &b = k.builder;
+  llvm::Function *prefetch =
+      llvm::Intrinsic::getDeclaration(&k.module, llvm::Intrinsic::prefetch, {b.getInt8PtrTy()});
+  llvm::Value *base = b.CreateBitCast(k.buffer(v), b.getInt8PtrTy());
   llvm::Value *start = b.CreateMul(b.CreateAdd(rowIndex, k.i64(rowsAhead)), k.i64(rowBytes));
-  for (int64_t offset = 0; offset < bytes; offset += kCacheLine)
-    prefetchLine(k, k.buffer(v), b.CreateAdd(start, k.i64(offset)), forWrite);
+  for (int64_t offset = 0; offset < bytes; offset += kCacheLine) {
+    llvm::Value *address = b.CreateGEP(b.getInt8Ty(), base, b.CreateAdd(start, k.i64(offset)));
+    // (address, 0: read or 1: write, locality 3: keep in all levels, data cache)
+    b.CreateCall(prefetch, {address, b.getInt32(forWrite ? 1 : 0), b.getInt32(3), b.getInt32(1)});
+  }
 }
 
 } // namespace
