@@ -19,10 +19,6 @@
 #include "runtime/SharedWindows.h"
 
 #include <sched.h>
-#include <sys/uio.h>
-
-#include <cerrno>
-#include <cstring>
 
 namespace shardrt {
 namespace {
@@ -45,17 +41,8 @@ bool posted(const GatherInFlight &g, int64_t k) {
 /// read in k's header: k's operand is free again once every member has.
 void readBlock(shardrt_context *ctx, GatherInFlight &g, int64_t k) {
   SegmentHeader &peer = g.window->header(k);
-  char *near = g.result + k * g.blockBytes;
-  auto far = peer.operand.load(std::memory_order_relaxed);
-  for (int64_t done = 0; done < g.blockBytes;) {
-    iovec local{near + done, static_cast<size_t>(g.blockBytes - done)};
-    iovec remote{reinterpret_cast<void *>(far + static_cast<uint64_t>(done)), local.iov_len};
-    ssize_t moved = process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0);
-    if (moved <= 0)
-      fail(ctx, format("all_gather: process_vm_readv from member %lld failed: %s",
-                       static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
-    done += moved;
-  }
+  readFar(ctx, static_cast<pid_t>(peer.pid), g.result + k * g.blockBytes,
+          peer.operand.load(std::memory_order_relaxed), g.blockBytes, "all_gather", k);
   g.read[static_cast<size_t>(k)] = true;
   peer.accessed.fetch_add(1, std::memory_order_release);
 }
@@ -117,9 +104,7 @@ int64_t shardrt_gather_start(shardrt_context *ctx, int64_t op, const shardrt_gro
     g.result = static_cast<char *>(out);
     g.read.assign(static_cast<size_t>(n), false);
     g.read[static_cast<size_t>(me)] = true;
-    SegmentHeader &mine = g.window->header(me);
-    mine.operand.store(reinterpret_cast<uint64_t>(in), std::memory_order_relaxed);
-    mine.posted.store(g.epoch, std::memory_order_release);
+    g.window->header(me).post(in, nullptr, g.epoch);
     g.waited += now() - start;
     return me;
   }

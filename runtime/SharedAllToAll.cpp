@@ -127,9 +127,7 @@ public:
   void run() {
     int64_t n = b_.n, me = b_.me;
     SegmentHeader &mine = w_.header(me);
-    mine.operand.store(reinterpret_cast<uint64_t>(b_.in), std::memory_order_relaxed);
-    mine.result.store(reinterpret_cast<uint64_t>(b_.out), std::memory_order_relaxed);
-    mine.posted.store(epoch_, std::memory_order_release);
+    mine.post(b_.in, b_.out, epoch_);
     slots_ = scratchBuffer(ctx_, 0, (n - 1) * chunks_.size * b_.size);
     moved_.assign(static_cast<size_t>(n), 0);
     moved_[static_cast<size_t>(me)] = count_;

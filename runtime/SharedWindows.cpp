@@ -5,6 +5,7 @@
 #include "runtime/SharedWindows.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -36,18 +37,27 @@ SharedWindows::SharedWindows(shardrt_context *ctx) : ctx_(ctx) {
     if (const char *count = std::getenv(name))
       ranksOnNode_ = std::max<int64_t>(ranksOnNode_, std::atoll(count));
   cores_ = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
-  const char *forced = std::getenv("SHARDRT_A2A");
-  if (!forced || !*forced)
-    return;
-  if (std::strcmp(forced, "messages") == 0)
-    mode_ = AllToAllPath::Messages;
-  else if (std::strcmp(forced, "packed") == 0)
-    mode_ = AllToAllPath::Packed;
-  else if (std::strcmp(forced, "direct") == 0)
-    mode_ = AllToAllPath::Direct;
-  else
-    fail(ctx, std::string("SHARDRT_A2A=") + forced +
-                  " - expected messages, packed or direct (how all_to_all moves strided blocks)");
+  if (const char *forced = std::getenv("SHARDRT_A2A"); forced && *forced) {
+    if (std::strcmp(forced, "messages") == 0)
+      mode_ = AllToAllPath::Messages;
+    else if (std::strcmp(forced, "packed") == 0)
+      mode_ = AllToAllPath::Packed;
+    else if (std::strcmp(forced, "direct") == 0)
+      mode_ = AllToAllPath::Direct;
+    else
+      fail(ctx, std::string("SHARDRT_A2A=") + forced +
+                    " - expected messages, packed or direct (how all_to_all moves strided blocks)");
+  }
+  if (const char *forced = std::getenv("SHARDRT_REDUCE"); forced && *forced) {
+    if (std::strcmp(forced, "messages") == 0)
+      reduceMode_ = ReducePath::Messages;
+    else if (std::strcmp(forced, "direct") == 0)
+      reduceMode_ = ReducePath::Direct;
+    else
+      fail(ctx, std::string("SHARDRT_REDUCE=") + forced +
+                    " - expected messages or direct (how large all_reduce and reduce_scatter "
+                    "operands travel)");
+  }
 }
 
 SharedWindows::~SharedWindows() {
@@ -81,6 +91,36 @@ SharedWindow *SharedWindows::get(MPI_Comm comm, int64_t members) {
   if (window && mode_ == AllToAllPath::Direct && !window->direct_)
     cannotShare(comm, "the kernel refused to copy between its processes (process_vm_readv)");
   return window;
+}
+
+SharedWindow *SharedWindows::forReduction(MPI_Comm comm, int64_t members) {
+  // SHARDRT_A2A, which forces all_to_all's way for tests, leaves the
+  // reductions to messages unless SHARDRT_REDUCE says otherwise.
+  if (reduceMode_ == ReducePath::Messages ||
+      (reduceMode_ == ReducePath::Auto && mode_ != AllToAllPath::Auto))
+    return nullptr;
+  SharedWindow *window = mode_ == AllToAllPath::Messages ? nullptr : get(comm, members);
+  if (reduceMode_ == ReducePath::Direct && !(window && window->direct_))
+    cannotShare(comm,
+                window ? "the kernel refused to copy between its processes (process_vm_readv)"
+                       : "its members do not share a window",
+                "SHARDRT_REDUCE");
+  if (reduceMode_ == ReducePath::Auto && !(window && window->direct_ && !crowded(*window)))
+    return nullptr;
+  return window;
+}
+
+void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t bytes,
+             const char *what, int64_t k) {
+  for (int64_t done = 0; done < bytes;) {
+    iovec local{static_cast<char *>(near) + done, static_cast<size_t>(bytes - done)};
+    iovec remote{reinterpret_cast<void *>(far + static_cast<uint64_t>(done)), local.iov_len};
+    ssize_t moved = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (moved <= 0)
+      fail(ctx, format("%s: process_vm_readv from member %lld failed: %s", what,
+                       static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
+    done += moved;
+  }
 }
 
 bool SharedWindows::reserve(SharedWindow &window, int64_t bytes) {
@@ -174,6 +214,7 @@ bool SharedWindows::allocate(SharedWindow &window, int64_t bytes) {
   header->self = reinterpret_cast<uint64_t>(mine);
   for (auto *count : {&header->posted, &header->packed, &header->finished, &header->accessed})
     count->store(0);
+  header->reduced.store(0);
   window.packedChunks = 0;
   window.finishedExchanges = 0;
   window.directExchanges = 0;
@@ -218,12 +259,12 @@ void SharedWindows::free(SharedWindow &window) {
   window.segments_.clear();
 }
 
-void SharedWindows::cannotShare(MPI_Comm comm, const char *why) {
+void SharedWindows::cannotShare(MPI_Comm comm, const char *why, const char *forcedBy) {
   int size = 0;
   MPI_Comm_size(comm, &size);
-  fail(ctx_, format("SHARDRT_A2A_SHARED=1, but an all_to_all group of %d members cannot "
-                    "exchange through a shared window: %s",
-                    size, why));
+  fail(ctx_, format("%s=%s, but a group of %d members cannot exchange through a shared "
+                    "window: %s",
+                    forcedBy, std::getenv(forcedBy), size, why));
 }
 
 } // namespace shardrt

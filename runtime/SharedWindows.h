@@ -1,6 +1,7 @@
-// Node-shared MPI windows (MPI-3 shared memory) for the all_to_all of groups
-// whose members all share one node: one window per group communicator, made
-// on first use, grown collectively, freed before MPI_Finalize.
+// Node-shared MPI windows (MPI-3 shared memory) for the all_to_all, the
+// overlapped all_gather and the large reductions of groups whose members all
+// share one node: one window per group communicator, made on first use, grown
+// collectively, freed before MPI_Finalize.
 #pragma once
 
 #include "runtime/Context.h"
@@ -32,6 +33,16 @@ struct SegmentHeader {
   /// Direct exchanges: the blocks other members have finished moving to or
   /// from the owner's buffers.
   alignas(64) std::atomic<int64_t> accessed;
+  /// Direct reductions: (exchange << 32) | the chunks of the owner's block
+  /// it has reduced into its result so far in that exchange.
+  alignas(64) std::atomic<uint64_t> reduced;
+
+  /// Publishes the owner's buffers for direct exchange `epoch`.
+  void post(const void *in, const void *out, int64_t epoch) {
+    operand.store(reinterpret_cast<uint64_t>(in), std::memory_order_relaxed);
+    result.store(reinterpret_cast<uint64_t>(out), std::memory_order_relaxed);
+    posted.store(epoch, std::memory_order_release);
+  }
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free, "atomics in shared memory");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "atomics in shared memory");
@@ -77,6 +88,38 @@ private:
 /// where the group shares a window, else messages.
 enum class AllToAllPath { Auto, Messages, Packed, Direct };
 
+/// How large all_reduce and reduce_scatter operands travel: SHARDRT_REDUCE=
+/// messages (point to point) or direct (through the group's shared window;
+/// a group it cannot serve is an error); unset: direct where the group shares
+/// a window that the kernel copies through and the node has a core per rank.
+enum class ReducePath { Auto, Messages, Direct };
+
+/// A reduction of `count` elements of `in`, split into n blocks
+/// (support/BlockLayout.h): member k reduces block k. With `gather` (an
+/// all_reduce) `out` holds all `count` elements and every member's reduced
+/// block lands in its place; without (a reduce_scatter) `out` is this
+/// member's block only. `in` may be `out`.
+struct ReduceBlocks {
+  int64_t n, me, count, size;
+  int64_t dtype, kind; ///< SHARDRT_F32..., SHARDRT_SUM...
+  MPI_Datatype type;   ///< and their MPI type and op
+  MPI_Op op;
+  const char *in;
+  char *out;
+  bool gather;
+  const char *what; ///< the collective, for errors
+};
+
+/// Runs `blocks` through `window` (SharedReduce.cpp). Collective over the
+/// window's group.
+void reduceShared(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &blocks);
+
+/// Copies `bytes` from address `far` in process `pid` to `near` here
+/// (process_vm_readv, repeated until all have come); fails naming `what`
+/// and member k when the kernel refuses.
+void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t bytes,
+             const char *what, int64_t k);
+
 /// The windows of the run.
 class SharedWindows {
 public:
@@ -99,6 +142,11 @@ public:
 
   /// SHARDRT_A2A's choice.
   AllToAllPath forced() const { return mode_; }
+  /// SHARDRT_REDUCE's choice.
+  ReducePath reducePath() const { return reduceMode_; }
+  /// The window of a reduction's group when it goes direct (the choice of
+  /// ReducePath), else nullptr. Collective over `comm`, as get().
+  SharedWindow *forReduction(MPI_Comm comm, int64_t members);
 
   /// Whether this node runs more ranks than it has cores (the launcher's
   /// count of ranks on the node, else at least the window's members).
@@ -132,10 +180,12 @@ private:
   bool kernelCopiesWork(SharedWindow &window);
   /// Frees the window's memory (collective over its group).
   void free(SharedWindow &window);
-  [[noreturn]] void cannotShare(MPI_Comm comm, const char *why);
+  [[noreturn]] void cannotShare(MPI_Comm comm, const char *why,
+                                const char *forcedBy = "SHARDRT_A2A");
 
   shardrt_context *ctx_;
   AllToAllPath mode_ = AllToAllPath::Auto;
+  ReducePath reduceMode_ = ReducePath::Auto;
   int64_t ranksOnNode_ = 0; ///< as the launcher says (0: it does not)
   int64_t cores_ = 1;
   /// Per group communicator: its window, or null when it goes point to
