@@ -4,7 +4,7 @@
 // reduceBlocksPipelined), all waited for with MPI_Testall + sched_yield
 // (waitAll); where a group's members share a node with a core each, all_reduce
 // and reduce_scatter of 4 KiB and more go through its shared window instead
-// (SharedReduce.cpp); all_to_all is in AllToAll.cpp. MPI moves whole contiguous blocks,
+// (SharedCollectives.cpp); all_to_all is in AllToAll.cpp. MPI moves whole contiguous blocks,
 // one per group member, so a dim that is not the outermost is packed into
 // per-member blocks before the call and unpacked after it.
 //
@@ -129,11 +129,15 @@ void reduceBlocksPipelined(shardrt_context *ctx, MPI_Comm comm, int64_t n, int64
 constexpr int64_t kPipelinedAllReduceBytes = int64_t(256) << 10;
 
 /// From this size on, a group whose members share a node with a core each
-/// reduces through its shared window (SharedReduce.cpp) instead: on 2 ranks
+/// reduces through its shared window (SharedCollectives.cpp) instead: on 2 ranks
 /// 4 KiB 4.5 us against MPI_Iallreduce's 6.0 (1 KiB: 5.7 against 3.5), 16 KiB
 /// 11 against 15, 256 KiB 68 against the messages' 118, 16 MiB 6.3-7.5 ms
 /// against 10.0-12.9.
 constexpr int64_t kDirectReduceBytes = int64_t(4) << 10;
+
+/// From this many bytes per member on, all_gather reads the others' operands
+/// through the group's shared window (the conditions above).
+constexpr int64_t kDirectGatherBytes = int64_t(4) << 10;
 
 /// Where all_reduce goes direct: from kDirectReduceBytes, or under a memory
 /// budget only where the messages' way takes scratch of ours too (the direct
@@ -182,12 +186,18 @@ void shardrt_all_gather(shardrt_context *ctx, int64_t op, const shardrt_group *g
     // Member k's operand lands at k * local; with outer > 1 it is unpacked.
     char *gathered =
         outer > 1 ? scratchBuffer(ctx, 0, g.size * local * size) : static_cast<char *>(out);
-    MPI_Request request;
-    checkMpi(ctx,
-             MPI_Iallgather(in, mpiCount(ctx, local), mpiType(dtype), gathered,
-                            mpiCount(ctx, local), mpiType(dtype), g.comm, &request),
-             "MPI_Iallgather");
-    waitAll(ctx, 1, &request, "MPI_Iallgather");
+    if (SharedWindow *window = local * size >= kDirectGatherBytes
+                                   ? ctx->windows->forDirect(g.comm, g.size)
+                                   : nullptr) {
+      gatherShared(ctx, *window, g.size, g.index, in, local * size, gathered);
+    } else {
+      MPI_Request request;
+      checkMpi(ctx,
+               MPI_Iallgather(in, mpiCount(ctx, local), mpiType(dtype), gathered,
+                              mpiCount(ctx, local), mpiType(dtype), g.comm, &request),
+               "MPI_Iallgather");
+      waitAll(ctx, 1, &request, "MPI_Iallgather");
+    }
     for (int64_t k = 0; outer > 1 && k < g.size; ++k)
       copyBlocks(static_cast<char *>(out) + k * slab * size, g.size * slab * size,
                  gathered + k * local * size, slab * size, outer, slab * size);
@@ -208,7 +218,7 @@ void shardrt_all_reduce(shardrt_context *ctx, int64_t op, const shardrt_group *g
     if (in != out)
       std::memcpy(out, in, static_cast<size_t>(count * size));
   } else if (SharedWindow *window = count * size >= directReduceBytes(ctx)
-                                        ? ctx->windows->forReduction(g.comm, g.size)
+                                        ? ctx->windows->forDirect(g.comm, g.size)
                                         : nullptr) {
     reduceShared(ctx, *window,
                  {g.size, g.index, count, size, dtype, kind, type, reduction,
@@ -276,7 +286,7 @@ void shardrt_reduce_scatter(shardrt_context *ctx, int64_t op, const shardrt_grou
       send = packed;
     }
     SharedWindow *window = g.size * block * size >= kDirectReduceBytes
-                               ? ctx->windows->forReduction(g.comm, g.size)
+                               ? ctx->windows->forDirect(g.comm, g.size)
                                : nullptr;
     if (window)
       reduceShared(ctx, *window,

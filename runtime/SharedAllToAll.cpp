@@ -20,13 +20,6 @@
 namespace shardrt {
 namespace {
 
-/// Yields the core until `ready()` (more ranks than cores: the member we
-/// wait for needs it).
-template <typename Ready> void waitUntil(Ready &&ready) {
-  while (!ready())
-    sched_yield();
-}
-
 /// A packed exchange. Segment of member m: the blocks of members m + 1,
 /// m + 2, ... (mod n) in that order, each whole; m's header counts the
 /// chunks it has packed (chunk c of every block at once) and the exchanges

@@ -48,15 +48,15 @@ SharedWindows::SharedWindows(shardrt_context *ctx) : ctx_(ctx) {
       fail(ctx, std::string("SHARDRT_A2A=") + forced +
                     " - expected messages, packed or direct (how all_to_all moves strided blocks)");
   }
-  if (const char *forced = std::getenv("SHARDRT_REDUCE"); forced && *forced) {
+  if (const char *forced = std::getenv("SHARDRT_COLLECTIVES"); forced && *forced) {
     if (std::strcmp(forced, "messages") == 0)
-      reduceMode_ = ReducePath::Messages;
+      collectiveMode_ = CollectivePath::Messages;
     else if (std::strcmp(forced, "direct") == 0)
-      reduceMode_ = ReducePath::Direct;
+      collectiveMode_ = CollectivePath::Direct;
     else
-      fail(ctx, std::string("SHARDRT_REDUCE=") + forced +
-                    " - expected messages or direct (how large all_reduce and reduce_scatter "
-                    "operands travel)");
+      fail(ctx, std::string("SHARDRT_COLLECTIVES=") + forced +
+                    " - expected messages or direct (how all_reduce, reduce_scatter and "
+                    "all_gather travel)");
   }
 }
 
@@ -93,19 +93,19 @@ SharedWindow *SharedWindows::get(MPI_Comm comm, int64_t members) {
   return window;
 }
 
-SharedWindow *SharedWindows::forReduction(MPI_Comm comm, int64_t members) {
-  // SHARDRT_A2A, which forces all_to_all's way for tests, leaves the
-  // reductions to messages unless SHARDRT_REDUCE says otherwise.
-  if (reduceMode_ == ReducePath::Messages ||
-      (reduceMode_ == ReducePath::Auto && mode_ != AllToAllPath::Auto))
+SharedWindow *SharedWindows::forDirect(MPI_Comm comm, int64_t members) {
+  // SHARDRT_A2A, which forces all_to_all's way for tests, leaves the other
+  // collectives to messages unless SHARDRT_COLLECTIVES says otherwise.
+  if (collectiveMode_ == CollectivePath::Messages ||
+      (collectiveMode_ == CollectivePath::Auto && mode_ != AllToAllPath::Auto))
     return nullptr;
   SharedWindow *window = mode_ == AllToAllPath::Messages ? nullptr : get(comm, members);
-  if (reduceMode_ == ReducePath::Direct && !(window && window->direct_))
+  if (collectiveMode_ == CollectivePath::Direct && !(window && window->direct_))
     cannotShare(comm,
                 window ? "the kernel refused to copy between its processes (process_vm_readv)"
                        : "its members do not share a window",
-                "SHARDRT_REDUCE");
-  if (reduceMode_ == ReducePath::Auto && !(window && window->direct_ && !crowded(*window)))
+                "SHARDRT_COLLECTIVES");
+  if (collectiveMode_ == CollectivePath::Auto && !(window && window->direct_ && !crowded(*window)))
     return nullptr;
   return window;
 }

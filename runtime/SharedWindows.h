@@ -1,10 +1,12 @@
 // Node-shared MPI windows (MPI-3 shared memory) for the all_to_all, the
-// overlapped all_gather and the large reductions of groups whose members all
-// share one node: one window per group communicator, made on first use, grown
-// collectively, freed before MPI_Finalize.
+// all_gather and the reductions of groups whose members all share one node:
+// one window per group communicator, made on first use, grown collectively,
+// freed before MPI_Finalize.
 #pragma once
 
 #include "runtime/Context.h"
+
+#include <sched.h>
 
 #include <atomic>
 #include <map>
@@ -88,11 +90,12 @@ private:
 /// where the group shares a window, else messages.
 enum class AllToAllPath { Auto, Messages, Packed, Direct };
 
-/// How large all_reduce and reduce_scatter operands travel: SHARDRT_REDUCE=
-/// messages (point to point) or direct (through the group's shared window;
-/// a group it cannot serve is an error); unset: direct where the group shares
-/// a window that the kernel copies through and the node has a core per rank.
-enum class ReducePath { Auto, Messages, Direct };
+/// How all_reduce, reduce_scatter and all_gather travel from 4 KiB on:
+/// SHARDRT_COLLECTIVES=messages (MPI) or direct (through the group's shared
+/// window, SharedCollectives.cpp; a group it cannot serve is an error);
+/// unset: direct where the group shares a window that the kernel copies
+/// through and the node has a core per rank.
+enum class CollectivePath { Auto, Messages, Direct };
 
 /// A reduction of `count` elements of `in`, split into n blocks
 /// (support/BlockLayout.h): member k reduces block k. With `gather` (an
@@ -110,9 +113,21 @@ struct ReduceBlocks {
   const char *what; ///< the collective, for errors
 };
 
-/// Runs `blocks` through `window` (SharedReduce.cpp). Collective over the
+/// Runs `blocks` through `window` (SharedCollectives.cpp). Collective over the
 /// window's group.
 void reduceShared(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &blocks);
+
+/// all_gather of `bytes` from each of the n members through `window`: member
+/// k's operand lands at out + k * bytes. Collective over the window's group.
+void gatherShared(shardrt_context *ctx, SharedWindow &window, int64_t n, int64_t me, const void *in,
+                  int64_t bytes, char *out);
+
+/// Yields the core until `ready()`: with more ranks than cores, the member
+/// we wait for needs it.
+template <typename Ready> void waitUntil(Ready &&ready) {
+  while (!ready())
+    sched_yield();
+}
 
 /// Copies `bytes` from address `far` in process `pid` to `near` here
 /// (process_vm_readv, repeated until all have come); fails naming `what`
@@ -142,11 +157,11 @@ public:
 
   /// SHARDRT_A2A's choice.
   AllToAllPath forced() const { return mode_; }
-  /// SHARDRT_REDUCE's choice.
-  ReducePath reducePath() const { return reduceMode_; }
-  /// The window of a reduction's group when it goes direct (the choice of
-  /// ReducePath), else nullptr. Collective over `comm`, as get().
-  SharedWindow *forReduction(MPI_Comm comm, int64_t members);
+  /// SHARDRT_COLLECTIVES's choice.
+  CollectivePath collectivePath() const { return collectiveMode_; }
+  /// The window of a collective's group when it goes direct (the choice of
+  /// CollectivePath), else nullptr. Collective over `comm`, as get().
+  SharedWindow *forDirect(MPI_Comm comm, int64_t members);
 
   /// Whether this node runs more ranks than it has cores (the launcher's
   /// count of ranks on the node, else at least the window's members).
@@ -185,7 +200,7 @@ private:
 
   shardrt_context *ctx_;
   AllToAllPath mode_ = AllToAllPath::Auto;
-  ReducePath reduceMode_ = ReducePath::Auto;
+  CollectivePath collectiveMode_ = CollectivePath::Auto;
   int64_t ranksOnNode_ = 0; ///< as the launcher says (0: it does not)
   int64_t cores_ = 1;
   /// Per group communicator: its window, or null when it goes point to

@@ -1,26 +1,32 @@
-// Large all_reduce and reduce_scatter of a group on one node, through its
-// shared window (SharedWindows.h) by kernel copies: no MPI message.
+// all_reduce, reduce_scatter and all_gather of a group on one node, through
+// its shared window (SharedWindows.h) by kernel copies: no MPI message.
 //
-// The operand is n blocks (support/BlockLayout.h), member k reduces block k.
-// Each member posts its operand's and its result's addresses, then, chunk by
-// chunk of its block, reads that chunk of every other member's operand with
-// process_vm_readv into a slot of its own that stays in cache, copies its own
-// chunk into its result and reduces the slots into it in member order (as
-// the messages' path does: the same bits). It counts each reduced chunk in
-// its header; an all_reduce then reads the other members' reduced chunks
-// from their results straight into its own as they are counted. A member
-// leaves once every other one has counted its reads of its buffers done.
+// Every such collective is a Session: each member posts its operand's and its
+// result's addresses in its header, reads what it needs from the others'
+// buffers with process_vm_readv, counts its reads done in their headers, and
+// leaves once every other member has counted its reads of its own buffers.
+//
+// all_gather: each member reads every other member's operand straight into
+// its place in the result, one kernel copy per block.
+//
+// Reductions: the operand is n blocks (support/BlockLayout.h), member k
+// reduces block k. Chunk by chunk of its block, a member reads that chunk of
+// every other member's operand into a slot of its own that stays in cache,
+// then sums its own chunk and the slots into its result in one pass (max and
+// min: copies its own chunk and applies MPI_Reduce_local slot by slot), in
+// member order as the messages' way does: the same bits. It counts each
+// reduced chunk in its header; an all_reduce then reads the other members'
+// reduced chunks from their results straight into its own as they are
+// counted.
 //
 // Why: through MPI messages each block is copied into a receive buffer as
 // large as the block, read back for the reduction, and the reduced blocks are
 // copied again by the all-gather, each copy through MPICH's shared cells
-// (16 MiB on 2 ranks: 9.3-11.5 ms, about five passes over the operand at
+// (16 MiB on 2 ranks: 9.8-12.9 ms, about five passes over the operand at
 // this machine's memory bandwidth); here a member's memory traffic is its
 // own block read, the others' chunks read once, its result written once.
 #include "runtime/SharedWindows.h"
 #include "support/BlockLayout.h"
-
-#include <sched.h>
 
 #include <algorithm>
 #include <cstring>
@@ -83,40 +89,54 @@ SumInto fusedSum(int64_t dtype, int64_t kind) {
   }
 }
 
-class DirectReduction {
+/// One direct collective of member `me` of n on `window`: posts its buffers
+/// and waits until every other member has posted; finish() counts its reads
+/// done in the others' headers and waits for theirs of its own buffers. The
+/// window's epochs advance as for all_to_all's direct exchanges (the same on
+/// every member), so all of them alternate on one window.
+class Session {
 public:
-  DirectReduction(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &r)
-      : ctx_(ctx), w_(window), r_(r), chunks_(kReduceChunkBytes, r.size),
-        epoch_(window.directExchanges + 1) {}
-
-  void run() {
-    int64_t n = r_.n, me = r_.me;
-    SegmentHeader &mine = w_.header(me);
-    mine.post(r_.in, r_.out, epoch_);
+  Session(SharedWindow &window, int64_t n, int64_t me, const void *in, const void *out)
+      : w_(window), n_(n), me_(me), epoch_(window.directExchanges + 1) {
+    w_.header(me).post(in, out, epoch_);
     for (int64_t k = 0; k < n; ++k)
       if (k != me)
         waitUntil([&] { return w_.header(k).posted.load(std::memory_order_acquire) >= epoch_; });
-    reduceMine();
-    if (r_.gather)
-      for (int64_t d = 1; d < n; ++d)
-        gatherFrom((me + d) % n);
-    // My reads of every member's buffers are done: count them there, then
-    // wait until the others have counted theirs of mine.
-    for (int64_t k = 0; k < n; ++k)
-      if (k != me)
+  }
+
+  int64_t epoch() const { return epoch_; }
+
+  void finish() {
+    SegmentHeader &mine = w_.header(me_);
+    for (int64_t k = 0; k < n_; ++k)
+      if (k != me_)
         w_.header(k).accessed.fetch_add(1, std::memory_order_release);
     w_.directExchanges = epoch_;
-    waitUntil([&] { return mine.accessed.load(std::memory_order_acquire) >= epoch_ * (n - 1); });
+    waitUntil([&] { return mine.accessed.load(std::memory_order_acquire) >= epoch_ * (n_ - 1); });
     w_.finishedExchanges += 1;
     mine.finished.store(w_.finishedExchanges, std::memory_order_release);
   }
 
 private:
-  template <typename Ready> static void waitUntil(Ready &&ready) {
-    while (!ready())
-      sched_yield(); // more ranks than cores: the member we wait for needs one
+  SharedWindow &w_;
+  int64_t n_, me_, epoch_;
+};
+
+class DirectReduction {
+public:
+  DirectReduction(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &r)
+      : ctx_(ctx), w_(window), r_(r), chunks_(kReduceChunkBytes, r.size),
+        session_(window, r.n, r.me, r.in, r.out), epoch_(session_.epoch()) {}
+
+  void run() {
+    reduceMine();
+    if (r_.gather)
+      for (int64_t d = 1; d < r_.n; ++d)
+        gatherFrom((r_.me + d) % r_.n);
+    session_.finish();
   }
 
+private:
   int64_t start(int64_t k) const { return shardc::support::blockStart(r_.count, r_.n, k); }
   int64_t extent(int64_t k) const { return shardc::support::blockExtent(r_.count, r_.n, k); }
 
@@ -179,6 +199,7 @@ private:
   SharedWindow &w_;
   const ReduceBlocks &r_;
   Chunks chunks_;
+  Session session_;
   int64_t epoch_;
 };
 
@@ -186,6 +207,19 @@ private:
 
 void reduceShared(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &blocks) {
   DirectReduction(ctx, window, blocks).run();
+}
+
+void gatherShared(shardrt_context *ctx, SharedWindow &window, int64_t n, int64_t me, const void *in,
+                  int64_t bytes, char *out) {
+  Session session(window, n, me, in, out);
+  std::memcpy(out + me * bytes, in, static_cast<size_t>(bytes));
+  for (int64_t d = 1; d < n; ++d) {
+    int64_t k = (me + d) % n;
+    const SegmentHeader &peer = window.header(k);
+    readFar(ctx, static_cast<pid_t>(peer.pid), out + k * bytes,
+            peer.operand.load(std::memory_order_relaxed), bytes, "all_gather", k);
+  }
+  session.finish();
 }
 
 } // namespace shardrt
