@@ -2,11 +2,12 @@
 // cached communicator: MPI nonblocking collectives, or for reduce_scatter and
 // large all_reduce nonblocking point-to-point messages (faster here, see
 // reduceBlocksPipelined), all waited for with MPI_Testall + sched_yield
-// (waitAll); where a group's members share a node with a core each, all_reduce
-// and reduce_scatter of 4 KiB and more go through its shared window instead
-// (SharedCollectives.cpp); all_to_all is in AllToAll.cpp. MPI moves whole contiguous blocks,
-// one per group member, so a dim that is not the outermost is packed into
-// per-member blocks before the call and unpacked after it.
+// (waitAll); where a group's members share a node with a core each,
+// all_reduce, reduce_scatter and all_gather of 4 KiB and more go through its
+// shared window instead (SharedCollectives.cpp); all_to_all is in
+// AllToAll.cpp. MPI moves whole contiguous blocks, one per group member, so
+// a dim that is not the outermost is packed into per-member blocks before the
+// call and unpacked after it.
 //
 // Worked example, all_gather of a 2x3 operand along dim 1 over 2 members:
 // MPI_Allgather yields [member 0's 2x3][member 1's 2x3]; the result 2x6 takes

@@ -95,8 +95,10 @@ SharedWindow *SharedWindows::get(MPI_Comm comm, int64_t members) {
 
 SharedWindow *SharedWindows::forDirect(MPI_Comm comm, int64_t members) {
   // SHARDRT_A2A, which forces all_to_all's way for tests, leaves the other
-  // collectives to messages unless SHARDRT_COLLECTIVES says otherwise.
-  if (collectiveMode_ == CollectivePath::Messages ||
+  // collectives to messages unless SHARDRT_COLLECTIVES says otherwise. While
+  // an overlapped all_gather holds a window's next epoch (GatherOverlap.cpp;
+  // the backend calls nothing else before its finish), messages.
+  if (ctx_->gather.active || collectiveMode_ == CollectivePath::Messages ||
       (collectiveMode_ == CollectivePath::Auto && mode_ != AllToAllPath::Auto))
     return nullptr;
   SharedWindow *window = mode_ == AllToAllPath::Messages ? nullptr : get(comm, members);
