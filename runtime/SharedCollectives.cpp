@@ -210,14 +210,16 @@ void reduceShared(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks
 }
 
 void gatherShared(shardrt_context *ctx, SharedWindow &window, int64_t n, int64_t me, const void *in,
-                  int64_t bytes, char *out) {
+                  int64_t rows, int64_t rowBytes, char *out) {
   Session session(window, n, me, in, out);
-  std::memcpy(out + me * bytes, in, static_cast<size_t>(bytes));
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(out + (r * n + me) * rowBytes, static_cast<const char *>(in) + r * rowBytes,
+                static_cast<size_t>(rowBytes));
   for (int64_t d = 1; d < n; ++d) {
     int64_t k = (me + d) % n;
     const SegmentHeader &peer = window.header(k);
-    readFar(ctx, static_cast<pid_t>(peer.pid), out + k * bytes,
-            peer.operand.load(std::memory_order_relaxed), bytes, "all_gather", k);
+    readFarRows(ctx, static_cast<pid_t>(peer.pid), out + k * rowBytes, n * rowBytes, rows, rowBytes,
+                peer.operand.load(std::memory_order_relaxed), "all_gather", k);
   }
   session.finish();
 }

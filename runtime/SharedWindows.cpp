@@ -125,6 +125,34 @@ void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t 
   }
 }
 
+void readFarRows(shardrt_context *ctx, pid_t pid, char *near, int64_t stride, int64_t rows,
+                 int64_t rowBytes, uint64_t far, const char *what, int64_t k) {
+  if (rows == 1 || stride == rowBytes) {
+    readFar(ctx, pid, near, far, rows * rowBytes, what, k);
+    return;
+  }
+  constexpr int64_t kRowsPerCall = 1024; // the kernel's IOV_MAX
+  iovec local[kRowsPerCall];
+  for (int64_t first = 0; first < rows; first += kRowsPerCall) {
+    int64_t count = std::min(kRowsPerCall, rows - first), bytes = count * rowBytes;
+    for (int64_t r = 0; r < count; ++r)
+      local[r] = {near + (first + r) * stride, static_cast<size_t>(rowBytes)};
+    uint64_t from = far + static_cast<uint64_t>(first * rowBytes);
+    iovec remote{reinterpret_cast<void *>(from), static_cast<size_t>(bytes)};
+    ssize_t moved = process_vm_readv(pid, local, static_cast<unsigned long>(count), &remote, 1, 0);
+    if (moved <= 0)
+      fail(ctx, format("%s: process_vm_readv from member %lld failed: %s", what,
+                       static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
+    // A short transfer: the rest row by row.
+    for (int64_t done = moved; done < bytes;) {
+      int64_t r = done / rowBytes, at = done % rowBytes;
+      readFar(ctx, pid, near + (first + r) * stride + at, from + static_cast<uint64_t>(done),
+              rowBytes - at, what, k);
+      done += rowBytes - at;
+    }
+  }
+}
+
 bool SharedWindows::reserve(SharedWindow &window, int64_t bytes) {
   if (window.capacity_ >= bytes)
     return true;

@@ -117,10 +117,11 @@ struct ReduceBlocks {
 /// window's group.
 void reduceShared(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &blocks);
 
-/// all_gather of `bytes` from each of the n members through `window`: member
-/// k's operand lands at out + k * bytes. Collective over the window's group.
+/// all_gather through `window` of each of the n members' `rows` rows of
+/// `rowBytes`: member k's row r lands at out + (r * n + k) * rowBytes.
+/// Collective over the window's group.
 void gatherShared(shardrt_context *ctx, SharedWindow &window, int64_t n, int64_t me, const void *in,
-                  int64_t bytes, char *out);
+                  int64_t rows, int64_t rowBytes, char *out);
 
 /// Yields the core until `ready()`: with more ranks than cores, the member
 /// we wait for needs it.
@@ -134,6 +135,10 @@ template <typename Ready> void waitUntil(Ready &&ready) {
 /// and member k when the kernel refuses.
 void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t bytes,
              const char *what, int64_t k);
+/// The same for `rows` rows of `rowBytes`, contiguous at `far` and `stride`
+/// bytes apart from `near` on.
+void readFarRows(shardrt_context *ctx, pid_t pid, char *near, int64_t stride, int64_t rows,
+                 int64_t rowBytes, uint64_t far, const char *what, int64_t k);
 
 /// The windows of the run.
 class SharedWindows {
