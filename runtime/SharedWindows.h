@@ -162,8 +162,6 @@ public:
 
   /// SHARDRT_A2A's choice.
   AllToAllPath forced() const { return mode_; }
-  /// SHARDRT_COLLECTIVES's choice.
-  CollectivePath collectivePath() const { return collectiveMode_; }
   /// The window of a collective's group when it goes direct (the choice of
   /// CollectivePath), else nullptr. Collective over `comm`, as get().
   SharedWindow *forDirect(MPI_Comm comm, int64_t members);
