@@ -172,13 +172,7 @@ void shardrt_gather_finish(shardrt_context *ctx) {
     // (my operand is free again); the window's counts advance as for an
     // all_to_all direct exchange (same epochs on every member).
     readPosted(ctx, g, (g.me + g.members - 1) % g.members);
-    SharedWindow &w = *g.window;
-    SegmentHeader &mine = w.header(g.me);
-    w.directExchanges = g.epoch;
-    while (mine.accessed.load(std::memory_order_acquire) < g.epoch * (g.members - 1))
-      sched_yield();
-    w.finishedExchanges += 1;
-    mine.finished.store(w.finishedExchanges, std::memory_order_release);
+    g.window->finishDirect(g.me, g.epoch);
   } else {
     waitAll(ctx, static_cast<int>(g.receives.size()), g.receives.data(), "MPI_Irecv");
     waitAll(ctx, static_cast<int>(g.sends.size()), g.sends.data(), "MPI_Isend");

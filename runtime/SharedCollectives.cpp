@@ -107,14 +107,10 @@ public:
   int64_t epoch() const { return epoch_; }
 
   void finish() {
-    SegmentHeader &mine = w_.header(me_);
     for (int64_t k = 0; k < n_; ++k)
       if (k != me_)
         w_.header(k).accessed.fetch_add(1, std::memory_order_release);
-    w_.directExchanges = epoch_;
-    waitUntil([&] { return mine.accessed.load(std::memory_order_acquire) >= epoch_ * (n_ - 1); });
-    w_.finishedExchanges += 1;
-    mine.finished.store(w_.finishedExchanges, std::memory_order_release);
+    w_.finishDirect(me_, epoch_);
   }
 
 private:
@@ -126,7 +122,7 @@ class DirectReduction {
 public:
   DirectReduction(shardrt_context *ctx, SharedWindow &window, const ReduceBlocks &r)
       : ctx_(ctx), w_(window), r_(r), chunks_(kReduceChunkBytes, r.size),
-        session_(window, r.n, r.me, r.in, r.out), epoch_(session_.epoch()) {}
+        session_(window, r.n, r.me, r.in, r.out) {}
 
   void run() {
     reduceMine();
@@ -175,7 +171,7 @@ private:
           checkMpi(ctx_, MPI_Reduce_local(from, into, mpiCount(ctx_, elements), r_.type, r_.op),
                    "MPI_Reduce_local");
       }
-      mine.reduced.store(reducedMark(epoch_, c + 1), std::memory_order_release);
+      mine.reduced.store(reducedMark(session_.epoch(), c + 1), std::memory_order_release);
     }
   }
 
@@ -187,7 +183,7 @@ private:
     uint64_t far = peer.result.load(std::memory_order_relaxed);
     for (int64_t c = 0; c < chunks_.count(length); ++c) {
       waitUntil([&] {
-        return peer.reduced.load(std::memory_order_acquire) >= reducedMark(epoch_, c + 1);
+        return peer.reduced.load(std::memory_order_acquire) >= reducedMark(session_.epoch(), c + 1);
       });
       int64_t at = (start(k) + chunks_.start(c)) * size;
       readFar(ctx_, static_cast<pid_t>(peer.pid), r_.out + at, far + static_cast<uint64_t>(at),
@@ -200,7 +196,6 @@ private:
   const ReduceBlocks &r_;
   Chunks chunks_;
   Session session_;
-  int64_t epoch_;
 };
 
 } // namespace

@@ -93,6 +93,15 @@ SharedWindow *SharedWindows::get(MPI_Comm comm, int64_t members) {
   return window;
 }
 
+void SharedWindow::finishDirect(int64_t me, int64_t epoch) {
+  SegmentHeader &mine = header(me);
+  directExchanges = epoch;
+  waitUntil(
+      [&] { return mine.accessed.load(std::memory_order_acquire) >= epoch * (members_ - 1); });
+  finishedExchanges += 1;
+  mine.finished.store(finishedExchanges, std::memory_order_release);
+}
+
 SharedWindow *SharedWindows::forDirect(MPI_Comm comm, int64_t members) {
   // SHARDRT_A2A, which forces all_to_all's way for tests, leaves the other
   // collectives to messages unless SHARDRT_COLLECTIVES says otherwise. While
@@ -101,7 +110,7 @@ SharedWindow *SharedWindows::forDirect(MPI_Comm comm, int64_t members) {
   if (ctx_->gather.active || collectiveMode_ == CollectivePath::Messages ||
       (collectiveMode_ == CollectivePath::Auto && mode_ != AllToAllPath::Auto))
     return nullptr;
-  SharedWindow *window = mode_ == AllToAllPath::Messages ? nullptr : get(comm, members);
+  SharedWindow *window = get(comm, members); // nullptr under SHARDRT_A2A=messages
   if (collectiveMode_ == CollectivePath::Direct && !(window && window->direct_))
     cannotShare(comm,
                 window ? "the kernel refused to copy between its processes (process_vm_readv)"
@@ -112,6 +121,16 @@ SharedWindow *SharedWindows::forDirect(MPI_Comm comm, int64_t members) {
   return window;
 }
 
+namespace {
+
+/// Fails a collective whose kernel copy from member k moved nothing.
+[[noreturn]] void readFailed(shardrt_context *ctx, const char *what, int64_t k, ssize_t moved) {
+  fail(ctx, format("%s: process_vm_readv from member %lld failed: %s", what,
+                   static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
+}
+
+} // namespace
+
 void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t bytes,
              const char *what, int64_t k) {
   for (int64_t done = 0; done < bytes;) {
@@ -119,8 +138,7 @@ void readFar(shardrt_context *ctx, pid_t pid, void *near, uint64_t far, int64_t 
     iovec remote{reinterpret_cast<void *>(far + static_cast<uint64_t>(done)), local.iov_len};
     ssize_t moved = process_vm_readv(pid, &local, 1, &remote, 1, 0);
     if (moved <= 0)
-      fail(ctx, format("%s: process_vm_readv from member %lld failed: %s", what,
-                       static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
+      readFailed(ctx, what, k, moved);
     done += moved;
   }
 }
@@ -141,8 +159,7 @@ void readFarRows(shardrt_context *ctx, pid_t pid, char *near, int64_t stride, in
     iovec remote{reinterpret_cast<void *>(from), static_cast<size_t>(bytes)};
     ssize_t moved = process_vm_readv(pid, local, static_cast<unsigned long>(count), &remote, 1, 0);
     if (moved <= 0)
-      fail(ctx, format("%s: process_vm_readv from member %lld failed: %s", what,
-                       static_cast<long long>(k), moved < 0 ? std::strerror(errno) : "no bytes"));
+      readFailed(ctx, what, k, moved);
     // A short transfer: the rest row by row.
     for (int64_t done = moved; done < bytes;) {
       int64_t r = done / rowBytes, at = done % rowBytes;

@@ -65,6 +65,13 @@ public:
   /// (process_vm_writev/readv: same user, no ptrace restriction).
   bool direct() const { return direct_; }
 
+  /// Ends direct exchange `epoch` of member `me` (a direct all_to_all, an
+  /// overlapped all_gather, SharedCollectives.cpp's collectives): waits
+  /// until every other member has counted its accesses to me done, then
+  /// counts the exchange finished. Every member ends every exchange, so the
+  /// counts stay the same on all of them.
+  void finishDirect(int64_t me, int64_t epoch);
+
   /// This member's counts so far (the same on every member between
   /// exchanges: each one does the same ones).
   int64_t packedChunks = 0;
