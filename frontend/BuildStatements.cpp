@@ -88,17 +88,23 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   return nullptr;
 }
 
-void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
-  auto fn = std::make_unique<Function>();
-  fn->name = ctx->SYMBOL()->getText().substr(1);
-  fn->loc = loc(ctx->SYMBOL());
+void IRBuilder::beginFunction(P::FuncDefContext *ctx, size_t statements) {
+  std::string name = ctx->SYMBOL()->getText().substr(1);
+  auto [it, inserted] = functionNames_.emplace(name, loc(ctx->SYMBOL()));
+  if (!inserted)
+    diags_.error(loc(ctx->SYMBOL()), fmt::format("redefinition of function @{}", name))
+        .note(it->second, "previous definition is here");
+  function_ = std::make_unique<Function>();
+  Function &fn = *function_;
+  fn.name = std::move(name);
+  fn.loc = loc(ctx->SYMBOL());
   scopes_.emplace_back();
   // A name per statement, about: sized once rather than rehashed as it grows.
-  scopes_.back().reserve(ctx->param().size() + ctx->block()->children.size());
+  scopes_.back().reserve(ctx->param().size() + statements);
   for (P::ParamContext *p : ctx->param())
-    addParam(fn->body, p->VALUE(), buildAnnotated(p->annotatedType()));
+    addParam(fn.body, p->VALUE(), buildAnnotated(p->annotatedType()));
   if (P::ResultTypesContext *r = ctx->resultTypes()) {
-    fn->resultsWritten = true;
+    fn.resultsWritten = true;
     for (P::AnnotatedTypeContext *t : r->types) {
       Annotated a = buildAnnotated(t);
       ResultSpec spec;
@@ -107,50 +113,68 @@ void IRBuilder::buildFunction(P::FuncDefContext *ctx) {
       spec.typeInvalid = a.typeInvalid;
       if (a.type)
         spec.type = *a.type;
-      fn->results.push_back(std::move(spec));
+      fn.results.push_back(std::move(spec));
     }
   }
-  buildBlock(ctx->block(), fn->body, /*allowMissingReturn=*/fn->results.empty());
+  // The body's `{` is parsed: the parser entered the block with it next.
+  fn.body.loc = loc(ctx->block()->getStart());
+}
+
+void IRBuilder::buildBodyItem(antlr4::tree::ParseTree *item) {
+  buildBlockItem(item, function_->body);
+}
+
+void IRBuilder::endFunction(P::FuncDefContext *ctx) {
+  Function &fn = *function_;
+  fn.body.endLoc = loc(ctx->block()->getStop());
+  finishBlock(fn.body, /*allowMissingReturn=*/fn.results.empty());
   scopes_.pop_back();
-  module_.functions.push_back(std::move(fn));
+  module_.functions.push_back(std::move(function_));
 }
 
 void IRBuilder::buildBlock(P::BlockContext *ctx, Block &block, bool allowMissingReturn) {
   block.loc = loc(ctx->getStart());
   block.endLoc = loc(ctx->getStop());
-  for (antlr4::tree::ParseTree *child : ctx->children) {
-    if (auto *s = nodeAs<P::StatementContext>(child)) {
-      if (block.hasReturn) {
-        diags_.error(loc(s), "statement after return");
-        continue;
-      }
-      buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
-                     buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
-    } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
-      if (block.hasReturn) {
-        diags_.error(loc(c), "statement after return");
-        continue;
-      }
-      buildControl(c, block);
-    } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
-      if (block.hasReturn) {
-        diags_.error(loc(r), "statement after return");
-        continue;
-      }
-      block.hasReturn = true;
-      block.returnLoc = loc(r->KW_RETURN());
-      for (antlr4::tree::TerminalNode *v : r->VALUE()) {
-        block.returned.push_back(lookup(v));
-        block.returnedLocs.push_back(loc(v));
-      }
-      for (P::AnnotatedTypeContext *t : r->annotatedType()) {
-        Annotated a = buildAnnotated(t);
-        if (a.type)
-          block.returnTypes.push_back(*a.type);
-        block.returnTypesInvalid |= a.typeInvalid;
-      }
+  for (antlr4::tree::ParseTree *child : ctx->children)
+    buildBlockItem(child, block);
+  finishBlock(block, allowMissingReturn);
+}
+
+void IRBuilder::buildBlockItem(antlr4::tree::ParseTree *child, Block &block) {
+  if (auto *s = nodeAs<P::StatementContext>(child)) {
+    if (block.hasReturn) {
+      diags_.error(loc(s), "statement after return");
+      return;
+    }
+    buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
+                   buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
+  } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
+    if (block.hasReturn) {
+      diags_.error(loc(c), "statement after return");
+      return;
+    }
+    buildControl(c, block);
+  } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
+    if (block.hasReturn) {
+      diags_.error(loc(r), "statement after return");
+      return;
+    }
+    block.hasReturn = true;
+    block.returnLoc = loc(r->KW_RETURN());
+    for (antlr4::tree::TerminalNode *v : r->VALUE()) {
+      block.returned.push_back(lookup(v));
+      block.returnedLocs.push_back(loc(v));
+    }
+    for (P::AnnotatedTypeContext *t : r->annotatedType()) {
+      Annotated a = buildAnnotated(t);
+      if (a.type)
+        block.returnTypes.push_back(*a.type);
+      block.returnTypesInvalid |= a.typeInvalid;
     }
   }
+}
+
+void IRBuilder::finishBlock(Block &block, bool allowMissingReturn) {
   if (!block.hasReturn && !allowMissingReturn)
     diags_.error(block.endLoc, "missing return at the end of the body");
 }

@@ -70,7 +70,22 @@ public:
   IRBuilder(const SourceFile &file, DiagnosticEngine &diags, Module &module)
       : file_(file), diags_(diags), module_(module) {}
 
+  /// Builds the whole module from a finished parse tree.
   void build(P::ModuleContext *ctx);
+
+  // The same build fed piece by piece while the parser is still reading
+  // (frontend/Parser.cpp's BuildWhileParsing): beginModule, then in source
+  // order each top-level item that is not a function, and for a function its
+  // header (parsed up to the body's `{`), each item of its body as it is
+  // completed, and its end; then endModule. Each piece reads only its own,
+  // finished subtree.
+  void beginModule();
+  void buildTopItem(P::TopItemContext *item);
+  /// `statements`: the body's length when known (sizes its scope), else 0.
+  void beginFunction(P::FuncDefContext *ctx, size_t statements);
+  void buildBodyItem(antlr4::tree::ParseTree *item);
+  void endFunction(P::FuncDefContext *ctx);
+  void endModule();
 
 private:
   // ---- locations and literals -------------------------------------------------
@@ -122,8 +137,11 @@ private:
   template <typename SpecCtx> TypeSpec buildTypeSpec(SpecCtx *ctx);
 
   // ---- functions, blocks and statements -------------------------------------------
-  void buildFunction(P::FuncDefContext *ctx);
   void buildBlock(P::BlockContext *ctx, Block &block, bool allowMissingReturn);
+  /// One child of a block: a statement, a control flow statement or the
+  /// return (the braces are skipped).
+  void buildBlockItem(antlr4::tree::ParseTree *item, Block &block);
+  void finishBlock(Block &block, bool allowMissingReturn);
   Value *addParam(Block &block, antlr4::tree::TerminalNode *name, Annotated a);
   void buildStatement(const std::vector<antlr4::tree::TerminalNode *> &resultNames,
                       P::OpExprContext *expr, TypeSpec typeSpec, Block &block);
@@ -164,6 +182,9 @@ private:
   /// The scopes a manual_computation body cannot see (for the error message);
   /// they stay alive on the stack of the enclosing build.
   std::vector<const Scope *> hiddenScopes_;
+  /// The function whose body is being built, and the names of those before.
+  std::unique_ptr<Function> function_;
+  std::map<std::string, Loc> functionNames_;
 };
 
 // The two rules with a top-level twin (annotatedType, typeSpec) share one

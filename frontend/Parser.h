@@ -10,10 +10,18 @@
 
 namespace shardc {
 
+/// When the IR is built: from the finished parse tree, or on a second
+/// thread while the parser is still reading (each statement as soon as it
+/// is parsed). The module and the diagnostics are the same either way; Auto
+/// builds while parsing a file of 64 KiB or more on a machine with a second
+/// core.
+enum class IRBuild { Auto, AfterParse, WhileParsing };
+
 /// Parses `file` into a Module. Syntax and name errors go to `diags`; the
 /// parser recovers and keeps going so one run reports several errors. Returns
 /// null only when the text could not be turned into a module at all; check
 /// `diags.hasErrors()` before running passes.
-std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &diags);
+std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &diags,
+                                    IRBuild when = IRBuild::Auto);
 
 } // namespace shardc

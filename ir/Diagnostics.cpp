@@ -82,6 +82,14 @@ DiagnosticEngine::Builder DiagnosticEngine::remark(Loc loc, std::string message)
   return emit(Severity::Remark, loc, std::move(message));
 }
 
+void DiagnosticEngine::append(const DiagnosticEngine &other) {
+  for (const Diagnostic &d : other.diags_) {
+    Builder b = emit(d.severity, d.loc, d.message);
+    for (const Diagnostic &n : d.notes)
+      b.note(n.loc, n.message);
+  }
+}
+
 void DiagnosticEngine::clear() {
   diags_.clear();
   errors_ = 0;

@@ -88,6 +88,9 @@ public:
   size_t droppedErrorCount() const { return droppedErrors_; }
   bool hasErrors() const { return errors_ > 0; }
   void clear();
+  /// Reports `other`'s diagnostics here, in order, as if emitted here (this
+  /// engine's error limit applies).
+  void append(const DiagnosticEngine &other);
 
   /// Stops collecting errors after `n` of them (0 = unlimited); a cascade of
   /// errors after a bad token helps nobody.

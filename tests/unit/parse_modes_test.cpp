@@ -2,14 +2,19 @@
 // only when SLL gives up. These tests check that the two stages report
 // exactly the syntax errors (message, line, column, length) one full-LL
 // parse reports, on the examples, on the lit tests, and on copies of them
-// with tokens dropped, doubled or swapped; and that a large program parses.
+// with tokens dropped, doubled or swapped; that a large program parses; and
+// that building the IR while parsing gives the module and the diagnostics of
+// building it after the parse.
 #include "frontend/Lexer.h"
 #include "frontend/Parser.h"
 #include "frontend/SyntaxErrors.h"
+#include "ir/Printer.h"
 
 #include "ShdParser.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -104,7 +109,98 @@ std::string mutate(const std::string &text, std::mt19937 &random) {
   return out;
 }
 
+/// Every diagnostic with its notes, one line each.
+std::vector<std::string> describeAll(const DiagnosticEngine &diags) {
+  std::vector<std::string> out;
+  for (const Diagnostic &d : diags.diagnostics()) {
+    out.push_back(std::to_string(static_cast<int>(d.severity)) + " " + std::to_string(d.loc.line) +
+                  ":" + std::to_string(d.loc.col) + "+" + std::to_string(d.loc.length) + " " +
+                  d.message);
+    for (const Diagnostic &n : d.notes)
+      out.push_back("  note " + std::to_string(n.loc.line) + ":" + std::to_string(n.loc.col) + " " +
+                    n.message);
+  }
+  return out;
+}
+
+/// What parseModule gives when building `when`: the diagnostics, whether a
+/// module came back, and its text when it has no errors.
+struct Parsed {
+  std::vector<std::string> diagnostics;
+  bool built = false;
+  std::string text;
+  bool operator==(const Parsed &o) const {
+    return diagnostics == o.diagnostics && built == o.built && text == o.text;
+  }
+};
+
+Parsed parseWith(const SourceFile &file, IRBuild when) {
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(file, diags, when);
+  Parsed out;
+  out.diagnostics = describeAll(diags);
+  out.built = module != nullptr;
+  if (module && !diags.hasErrors())
+    out.text = printModule(*module);
+  return out;
+}
+
 } // namespace
+
+TEST_CASE("building the IR while parsing gives what building it after gives", "[parser]") {
+  std::mt19937 random(7);
+  size_t files = 0, built = 0, builderErrors = 0;
+  for (const auto &[path, text] : sources()) {
+    ++files;
+    for (int variant = 0; variant < 3; ++variant) {
+      SourceFile file("test.shd", variant == 0 ? text : mutate(text, random));
+      INFO(path << " variant " << variant << ":\n" << file.text());
+      Parsed after = parseWith(file, IRBuild::AfterParse);
+      Parsed during = parseWith(file, IRBuild::WhileParsing);
+      CHECK(during == after);
+      built += !after.text.empty();
+      builderErrors += after.built && !after.diagnostics.empty();
+    }
+  }
+  CHECK(files > 100);
+  CHECK(built > 100);
+  CHECK(builderErrors > 20); // the builder's own errors are compared too
+}
+
+TEST_CASE("a large file built while parsing: errors of the builder and of the parser", "[parser]") {
+  // Past the size from which IRBuild::Auto builds while parsing.
+  std::string head = "@m = <[\"x\"=2]>\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
+  std::string body;
+  const int statements = 5000;
+  for (int i = 1; i <= statements; ++i)
+    body += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) + ", %v0\n";
+  std::string tail = "  return %v" + std::to_string(statements) + "\n}\n";
+  REQUIRE(head.size() + body.size() > 64 * 1024);
+
+  // A builder error in the middle and a redefined function after: reported
+  // once each, in order, as the build after the parse reports them.
+  std::string undefined = head + body + "  %x = add %nowhere, %v0\n" + tail +
+                          "func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n  return %a\n}\n";
+  SourceFile withBuilderErrors("large.shd", undefined);
+  Parsed during = parseWith(withBuilderErrors, IRBuild::Auto);
+  CHECK(during == parseWith(withBuilderErrors, IRBuild::AfterParse));
+  INFO(fmt::format("{}", fmt::join(during.diagnostics, "\n")));
+  REQUIRE(during.diagnostics.size() == 3);
+  CHECK(during.diagnostics[0].find("use of undefined value %nowhere") != std::string::npos);
+  CHECK(during.diagnostics[1].find("redefinition of function @main") != std::string::npos);
+  CHECK(during.diagnostics[2].find("note") != std::string::npos);
+
+  // A syntax error after thousands of statements the builder has already
+  // built: only the syntax error is reported (no builder error of the
+  // partial build), and no module comes back.
+  std::string broken = head + body + "  %x = add %nowhere, %v0\n  %y = add %v1,, %v2\n" + tail;
+  SourceFile withSyntaxError("large.shd", broken);
+  Parsed failed = parseWith(withSyntaxError, IRBuild::WhileParsing);
+  CHECK(failed == parseWith(withSyntaxError, IRBuild::AfterParse));
+  CHECK(!failed.built);
+  REQUIRE(failed.diagnostics.size() == 1);
+  CHECK(failed.diagnostics[0].find("syntax error") != std::string::npos);
+}
 
 TEST_CASE("the two-stage parse reports the errors of a full-LL parse", "[parser]") {
   std::mt19937 random(22);
