@@ -110,10 +110,12 @@ struct StrategySolution {
   int variables = 0;
   int constraints = 0;
   PresolveStats presolve;
-  /// Infeasible: the smallest peak bytes per device any plan reaches.
+  /// Infeasible: the peak bytes per device of the smallest plan found (the
+  /// smallest any plan reaches when smallestPeakBound is as large).
   double smallestPeak = 0;
-  /// Whether smallestPeak is only a lower bound (the model was too large to
-  /// find the smallest peak in time).
+  /// Infeasible: no plan peaks below this (at most smallestPeak).
+  double smallestPeakBound = 0;
+  /// Whether no plan was found in time: smallestPeak is then the bound.
   bool smallestPeakIsBound = false;
 };
 

@@ -4,6 +4,8 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include <fmt/format.h>
+
+#include <cmath>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -105,14 +107,24 @@ bool autoShard(Module &module, DiagnosticEngine &diags, const AutoShardOptions &
     }
   }
   switch (solution.status) {
-  case SolveStatus::Infeasible:
-    diags.error(main->loc,
-                fmt::format("memory budget - no sharding plan fits: {} bytes per device; the "
-                            "smallest peak possible is {}{} bytes",
-                            options.memoryBudget.value_or(0),
-                            solution.smallestPeakIsBound ? "at least " : "",
-                            static_cast<int64_t>(solution.smallestPeak)));
+  case SolveStatus::Infeasible: {
+    // Byte counts: a plan's peak is whole bytes (rounded off the solver's
+    // arithmetic), a bound rounds up.
+    auto bytes = [](double b) { return static_cast<int64_t>(std::llround(b)); };
+    auto atLeast = [](double b) { return static_cast<int64_t>(std::ceil(b - 1e-6)); };
+    std::string smallest =
+        solution.smallestPeakIsBound
+            ? fmt::format("the smallest peak possible is at least {} bytes",
+                          atLeast(solution.smallestPeak))
+        : atLeast(solution.smallestPeakBound) >= bytes(solution.smallestPeak)
+            ? fmt::format("the smallest peak possible is {} bytes", bytes(solution.smallestPeak))
+            : fmt::format("the smallest peak found is {} bytes (no plan peaks below {})",
+                          bytes(solution.smallestPeak), atLeast(solution.smallestPeakBound));
+    diags.error(main->loc, fmt::format("memory budget - no sharding plan fits: {} bytes per "
+                                       "device; {}",
+                                       options.memoryBudget.value_or(0), smallest));
     return false;
+  }
   case SolveStatus::NoSolution:
     diags.warning(main->loc, fmt::format("auto-shard - no plan found within the time limit "
                                          "({} s): shardings are left to propagation",

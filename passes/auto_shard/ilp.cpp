@@ -55,31 +55,6 @@ void validate(const StrategyProblem &problem) {
   }
 }
 
-/// The smallest peak any plan reaches: minimize P subject to M_t <= P.
-double smallestPeak(const StrategyProblem &problem, double seconds, StrategySolution &out) {
-  StrategyProblem noEdges = problem; // no costs: only the edges' copies count
-  for (ProblemEdge &edge : noEdges.edges)
-    std::fill(edge.cost.begin(), edge.cost.end(), 0.0);
-  for (ProblemNode &node : noEdges.nodes)
-    std::fill(node.cost.begin(), node.cost.end(), 0.0);
-  CbcModel peak;
-  addStrategyColumns(noEdges, peak);
-  if (peak.columns == 0) // dominance left one layout per value: the smallest
-    return peakMemoryOf(
-        problem, expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
-  int column = peak.addColumn(1.0, false, 1e30);
-  addMemoryRows(noEdges, peak, 0, column);
-  peak.load();
-  configure(peak, seconds);
-  Cbc_solve(peak.cbc);
-  out.variables += peak.columns;
-  out.constraints += peak.rows;
-  const double *x = Cbc_bestSolution(peak.cbc);
-  if (!x)
-    return Cbc_getBestPossibleObjValue(peak.cbc) * kMemoryScale;
-  return peakMemoryOf(problem, decode(peak, x));
-}
-
 /// CBC's root processing (the LP, a cut pass) runs to its end before CBC
 /// first looks at its time limit, and grows with the model: about 17 us of
 /// CPU per column on this machine (the 1,000-op stack's budgeted model,
@@ -121,11 +96,108 @@ double peakLowerBound(const StrategyProblem &problem) {
   return peakMemoryOf(values, least); // followers may not follow: a bound
 }
 
+/// Stops the search for the smallest peak within 0.01% of it: the peak is
+/// for the error message, and proving the last bytes took a 1,000-op model
+/// the whole time limit.
+constexpr double kPeakGap = 1e-4;
+
+/// The smallest peak any plan reaches (minimize P subject to M_t <= P), for
+/// the error of a budget no plan meets: the peak of the smallest plan found
+/// (CBC's, or `known`'s, a plan it must beat) and the largest bound known
+/// (CBC's, the values' least bytes); the bound alone when no plan is known.
+/// A model too large for CBC in `seconds` is not given to it.
+void findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &known, double seconds,
+                      StrategySolution &out) {
+  double best =
+      known.empty() ? std::numeric_limits<double>::infinity() : peakMemoryOf(problem, known);
+  double floor = peakLowerBound(problem);
+  if (problem.presolve && seconds > 0) {
+    // A plan of small peak, cheaply: the one holding the least bytes summed
+    // over the steps (each value's bytes times its steps live, transients
+    // and copies at theirs), solved without a budget, which the presolve
+    // mostly eliminates. CBC then has only to beat it.
+    StrategyProblem area = problem;
+    area.memoryBudget.reset();
+    area.relativeGap = 0;
+    area.timeLimitSeconds = seconds / 4;
+    for (ProblemNode &node : area.nodes) {
+      double steps = std::max(0, node.liveEnd - node.liveStart + 1);
+      for (size_t p = 0; p < node.cost.size(); ++p)
+        node.cost[p] = (p < node.memory.size() ? node.memory[p] * steps : 0.0) +
+                       (p < node.transient.size() ? node.transient[p] : 0.0);
+    }
+    for (ProblemEdge &edge : area.edges)
+      for (size_t i = 0; i < edge.cost.size(); ++i)
+        edge.cost[i] = i < edge.memory.size() ? edge.memory[i] : 0.0;
+    StrategySolution small = solveStrategyProblem(area);
+    std::vector<int> start = known.empty() ? small.choice : known;
+    if (!small.choice.empty())
+      best = std::min(best, peakMemoryOf(problem, small.choice));
+    // Then smaller peaks by bisection between the bound and the best so
+    // far, each budget tried by the memory-priced search (cheap solves
+    // without a budget); half the time at most.
+    auto until = std::chrono::steady_clock::now() +
+                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                     std::chrono::duration<double>(seconds / 2));
+    double low = floor;
+    for (int round = 0;
+         round < 8 && !start.empty() && std::isfinite(best) && best - low > kPeakGap * best;
+         ++round) {
+      double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
+      if (left <= 0)
+        break;
+      double budget = std::floor((low + best) / 2);
+      MemoryPricedResult fit = memoryPricedPlan(problem, start, budget, left);
+      if (fit.plan.empty())
+        low = budget;
+      else
+        best = std::min(best, peakMemoryOf(problem, fit.plan));
+    }
+  }
+  StrategyProblem noEdges = problem; // no costs: only the edges' copies count
+  for (ProblemEdge &edge : noEdges.edges)
+    std::fill(edge.cost.begin(), edge.cost.end(), 0.0);
+  for (ProblemNode &node : noEdges.nodes)
+    std::fill(node.cost.begin(), node.cost.end(), 0.0);
+  CbcModel peak;
+  addStrategyColumns(noEdges, peak);
+  if (peak.columns == 0) { // dominance left one layout per value: the smallest
+    best = floor = peakMemoryOf(
+        problem, expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
+  } else if (peak.columns * kRootSecondsPerColumn <= seconds / 2) {
+    int column = peak.addColumn(1.0, false, 1e30);
+    addMemoryRows(noEdges, peak, 0, column);
+    out.variables += peak.columns;
+    out.constraints += peak.rows;
+    peak.load();
+    configure(peak, seconds);
+    Cbc_setAllowableFractionGap(peak.cbc, kPeakGap);
+    if (std::isfinite(best))
+      Cbc_setCutoff(peak.cbc, best / kMemoryScale);
+    Cbc_solve(peak.cbc);
+    const double *x = Cbc_bestSolution(peak.cbc);
+    if (x)
+      best = std::min(best, peakMemoryOf(problem, decode(peak, x)));
+    const double bound = Cbc_getBestPossibleObjValue(peak.cbc) * kMemoryScale;
+    if (Cbc_status(peak.cbc) == 0 && !x && std::isfinite(best))
+      floor = best; // searched to the end under the cutoff: nothing beats `known`
+    else if (std::isfinite(bound) && std::abs(bound) < 1e30 * kMemoryScale)
+      floor = std::max(floor, bound);
+  }
+  if (std::isfinite(best)) {
+    out.smallestPeak = best;
+    out.smallestPeakBound = std::min(floor, best);
+  } else {
+    out.smallestPeak = out.smallestPeakBound = floor;
+    out.smallestPeakIsBound = true;
+  }
+}
+
 /// The answer when the model is too large for CBC in the time limit: the
 /// memory-priced plan (gap against its bound), a budget proven infeasible
 /// by the peak's lower bound, or no plan.
 void skipSolver(const StrategyProblem &problem, const MemoryPricedResult &priced,
-                double rootSeconds, StrategySolution &out) {
+                const std::vector<int> &known, double rootSeconds, StrategySolution &out) {
   out.how = fmt::format("CBC skipped: its model needs about {:.1f} s before it can stop, over half "
                         "the time limit ({} s)",
                         rootSeconds, problem.timeLimitSeconds);
@@ -137,11 +209,9 @@ void skipSolver(const StrategyProblem &problem, const MemoryPricedResult &priced
     setGap(out);
     return;
   }
-  double least = peakLowerBound(problem);
-  if (problem.memoryBudget && least > *problem.memoryBudget) {
+  if (problem.memoryBudget && peakLowerBound(problem) > *problem.memoryBudget) {
     out.status = SolveStatus::Infeasible;
-    out.smallestPeak = least;
-    out.smallestPeakIsBound = true;
+    findSmallestPeak(problem, known, 0, out); // no time for CBC: `known` and the bound
     return;
   }
   out.status = SolveStatus::NoSolution;
@@ -176,6 +246,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   StrategySolution out;
   const bool budgeted = problem.memoryBudget.has_value();
   MemoryPricedResult priced; // plans within the budget to start from
+  std::vector<int> known;    // a plan, for the smallest peak when none fits
   if (budgeted && problem.presolve) {
     // The best plan without a budget is the best plan with it when it fits;
     // without a budget the presolve eliminates most of the model, so
@@ -190,6 +261,15 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     }
     out.variables = free.variables;
     out.constraints = free.constraints;
+    known = free.choice;
+    if (peakLowerBound(problem) > *problem.memoryBudget) {
+      // No plan fits (the values alone exceed the budget at some step):
+      // all the time goes to the smallest peak, for the error.
+      out.status = SolveStatus::Infeasible;
+      findSmallestPeak(problem, known, problem.timeLimitSeconds - elapsed(), out);
+      out.seconds = elapsed();
+      return out;
+    }
     // The memory-priced search runs before CBC, with all the time left: it
     // is a bounded number of solves of the cheap unbudgeted model.
     if (!free.choice.empty()) {
@@ -215,7 +295,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
       out.status = SolveStatus::Infeasible;
       out.choice.clear();
       out.seconds = elapsed();
-      out.smallestPeak = peak;
+      out.smallestPeak = out.smallestPeakBound = peak;
       return out;
     }
     out.status = SolveStatus::Optimal;
@@ -251,7 +331,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   }
   const double rootSeconds = model.columns * kRootSecondsPerColumn;
   if (rootSeconds > problem.timeLimitSeconds / 2) {
-    skipSolver(problem, priced, rootSeconds, out);
+    skipSolver(problem, priced, known, rootSeconds, out);
     out.how = (out.status == SolveStatus::NotProven ? search + "; " : std::string()) + out.how;
     out.seconds = elapsed();
     return out;
@@ -306,8 +386,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     }
   } else if (Cbc_isProvenInfeasible(model.cbc) && budgeted) {
     out.status = SolveStatus::Infeasible;
-    out.smallestPeak =
-        smallestPeak(problem, std::max(1.0, problem.timeLimitSeconds - elapsed()), out);
+    findSmallestPeak(problem, known, std::max(1.0, problem.timeLimitSeconds - elapsed()), out);
   } else {
     out.status = SolveStatus::NoSolution;
   }
