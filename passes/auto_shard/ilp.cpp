@@ -106,10 +106,26 @@ constexpr double kPeakGap = 1e-4;
 /// (CBC's, or `known`'s, a plan it must beat) and the largest bound known
 /// (CBC's, the values' least bytes); the bound alone when no plan is known.
 /// A model too large for CBC in `seconds` is not given to it.
-void findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &known, double seconds,
-                      StrategySolution &out) {
+std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &known,
+                                  double seconds, StrategySolution &out,
+                                  double enough = -std::numeric_limits<double>::infinity()) {
+  const auto start = std::chrono::steady_clock::now();
+  auto left = [&] {
+    return seconds -
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<int> bestPlan = known;
   double best =
       known.empty() ? std::numeric_limits<double>::infinity() : peakMemoryOf(problem, known);
+  auto consider = [&](const std::vector<int> &plan) {
+    if (plan.empty())
+      return;
+    double peak = peakMemoryOf(problem, plan);
+    if (peak < best) {
+      best = peak;
+      bestPlan = plan;
+    }
+  };
   double floor = peakLowerBound(problem);
   if (problem.presolve && seconds > 0) {
     // A plan of small peak, cheaply: the one holding the least bytes summed
@@ -130,28 +146,24 @@ void findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &kn
       for (size_t i = 0; i < edge.cost.size(); ++i)
         edge.cost[i] = i < edge.memory.size() ? edge.memory[i] : 0.0;
     StrategySolution small = solveStrategyProblem(area);
-    std::vector<int> start = known.empty() ? small.choice : known;
-    if (!small.choice.empty())
-      best = std::min(best, peakMemoryOf(problem, small.choice));
+    std::vector<int> from = known.empty() ? small.choice : known;
+    consider(small.choice);
     // Then smaller peaks by bisection between the bound and the best so
     // far, each budget tried by the memory-priced search (cheap solves
     // without a budget); half the time at most.
-    auto until = std::chrono::steady_clock::now() +
-                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                     std::chrono::duration<double>(seconds / 2));
     double low = floor;
-    for (int round = 0;
-         round < 8 && !start.empty() && std::isfinite(best) && best - low > kPeakGap * best;
+    for (int round = 0; round < 8 && !from.empty() && std::isfinite(best) &&
+                        best - low > kPeakGap * best && best > enough;
          ++round) {
-      double left = std::chrono::duration<double>(until - std::chrono::steady_clock::now()).count();
-      if (left <= 0)
+      double halfLeft = left() - seconds / 2; // the other half is CBC's
+      if (halfLeft <= 0)
         break;
       double budget = std::floor((low + best) / 2);
-      MemoryPricedResult fit = memoryPricedPlan(problem, start, budget, left);
+      MemoryPricedResult fit = memoryPricedPlan(problem, from, budget, halfLeft);
       if (fit.plan.empty())
         low = budget;
       else
-        best = std::min(best, peakMemoryOf(problem, fit.plan));
+        consider(fit.plan);
     }
   }
   StrategyProblem noEdges = problem; // no costs: only the edges' copies count
@@ -162,22 +174,27 @@ void findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &kn
   CbcModel peak;
   addStrategyColumns(noEdges, peak);
   if (peak.columns == 0) { // dominance left one layout per value: the smallest
-    best = floor = peakMemoryOf(
-        problem, expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
-  } else if (peak.columns * kRootSecondsPerColumn <= seconds / 2) {
+    consider(expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
+    floor = best;
+  } else if (best > enough && peak.columns * kRootSecondsPerColumn <= left() / 2) {
     int column = peak.addColumn(1.0, false, 1e30);
     addMemoryRows(noEdges, peak, 0, column);
     out.variables += peak.columns;
     out.constraints += peak.rows;
     peak.load();
-    configure(peak, seconds);
+    configure(peak, left());
     Cbc_setAllowableFractionGap(peak.cbc, kPeakGap);
-    if (std::isfinite(best))
+    if (std::isfinite(enough)) {
+      // Looking for a plan within `enough`: only such plans, the first one.
+      Cbc_setCutoff(peak.cbc, std::min(best, enough) / kMemoryScale + 1e-9);
+      Cbc_setParameter(peak.cbc, "maxSolutions", "1");
+    } else if (std::isfinite(best)) {
       Cbc_setCutoff(peak.cbc, best / kMemoryScale);
+    }
     Cbc_solve(peak.cbc);
     const double *x = Cbc_bestSolution(peak.cbc);
     if (x)
-      best = std::min(best, peakMemoryOf(problem, decode(peak, x)));
+      consider(decode(peak, x));
     const double bound = Cbc_getBestPossibleObjValue(peak.cbc) * kMemoryScale;
     if (Cbc_status(peak.cbc) == 0 && !x && std::isfinite(best))
       floor = best; // searched to the end under the cutoff: nothing beats `known`
@@ -191,6 +208,7 @@ void findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &kn
     out.smallestPeak = out.smallestPeakBound = floor;
     out.smallestPeakIsBound = true;
   }
+  return bestPlan;
 }
 
 /// The answer when the model is too large for CBC in the time limit: the
@@ -277,6 +295,30 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
                                 problem.timeLimitSeconds - elapsed());
       if (free.status == SolveStatus::Optimal)
         priced.bound = std::max(priced.bound, free.objective);
+    }
+    if (priced.plan.empty() && !known.empty()) {
+      // No plan within the budget yet: the budget is tight or none fits.
+      // The search for the smallest peak settles which, with half the time
+      // left (a plan within the budget becomes CBC's cutoff; a bound over it
+      // proves none fits); CBC alone, from no plan, could spend the whole
+      // limit finding none.
+      StrategySolution smallest;
+      std::vector<int> plan =
+          findSmallestPeak(problem, known, (problem.timeLimitSeconds - elapsed()) / 2, smallest,
+                           *problem.memoryBudget);
+      if (!plan.empty() && peakMemoryOf(problem, plan) <= *problem.memoryBudget) {
+        priced.plan = plan;
+        priced.objective = objectiveOf(problem, plan);
+      } else if (smallest.smallestPeakBound > *problem.memoryBudget) {
+        // None fits: the smallest peak for the error, from the best plan found.
+        out.status = SolveStatus::Infeasible;
+        out.variables += smallest.variables;
+        out.constraints += smallest.constraints;
+        findSmallestPeak(problem, plan.empty() ? known : plan, problem.timeLimitSeconds - elapsed(),
+                         out);
+        out.seconds = elapsed();
+        return out;
+      }
     }
   }
   CbcModel model;
