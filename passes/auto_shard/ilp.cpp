@@ -184,20 +184,22 @@ std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vec
     peak.load();
     configure(peak, left());
     Cbc_setAllowableFractionGap(peak.cbc, kPeakGap);
+    // Only plans under the cutoff are searched: below the best known, or,
+    // looking for a plan within `enough`, within it (the first one found).
+    double cutoff = best / kMemoryScale;
     if (std::isfinite(enough)) {
-      // Looking for a plan within `enough`: only such plans, the first one.
-      Cbc_setCutoff(peak.cbc, std::min(best, enough) / kMemoryScale + 1e-9);
+      cutoff = std::min(best, enough) / kMemoryScale + 1e-9;
       Cbc_setParameter(peak.cbc, "maxSolutions", "1");
-    } else if (std::isfinite(best)) {
-      Cbc_setCutoff(peak.cbc, best / kMemoryScale);
     }
+    if (std::isfinite(cutoff))
+      Cbc_setCutoff(peak.cbc, cutoff);
     Cbc_solve(peak.cbc);
     const double *x = Cbc_bestSolution(peak.cbc);
     if (x)
       consider(decode(peak, x));
     const double bound = Cbc_getBestPossibleObjValue(peak.cbc) * kMemoryScale;
-    if (Cbc_status(peak.cbc) == 0 && !x && std::isfinite(best))
-      floor = best; // searched to the end under the cutoff: nothing beats `known`
+    if (Cbc_status(peak.cbc) == 0 && !x && std::isfinite(cutoff))
+      floor = std::max(floor, std::min(best, cutoff * kMemoryScale)); // nothing under it
     else if (std::isfinite(bound) && std::abs(bound) < 1e30 * kMemoryScale)
       floor = std::max(floor, bound);
   }
