@@ -74,7 +74,7 @@ public:
   void build(P::ModuleContext *ctx);
 
   // The same build fed piece by piece while the parser is still reading
-  // (frontend/Parser.cpp's BuildWhileParsing): beginModule, then in source
+  // (frontend/BuildWhileParsing.h): beginModule, then in source
   // order each top-level item that is not a function, and for a function its
   // header (parsed up to the body's `{`), each item of its body as it is
   // completed, and its end; then endModule. Each piece reads only its own,

@@ -4,12 +4,11 @@
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include <fmt/format.h>
-
-#include <cmath>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace shardc {
 
