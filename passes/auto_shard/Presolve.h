@@ -108,4 +108,11 @@ MemoryPricedResult memoryPricedPlan(const StrategyProblem &problem,
 std::vector<int> relinkPlans(const StrategyProblem &problem, const std::vector<int> &cheap,
                              const std::vector<int> &fits, double budget, double seconds);
 
+/// Local search (relink.cpp): from `plan`, one group's strategy at a time,
+/// the move lowering the bytes over `target` (summed over the steps) the
+/// most, until the plan peaks within `target` or no move helps; returns the
+/// plan reached. Stops after `seconds`.
+std::vector<int> lowerPeak(const StrategyProblem &problem, const std::vector<int> &plan,
+                           double target, double seconds);
+
 } // namespace shardc::autoshard

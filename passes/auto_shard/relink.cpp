@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <queue>
 
 namespace shardc::autoshard {
@@ -124,6 +125,33 @@ public:
         break;
     }
     return objectiveOf(problem_, choice_) < objectiveOf(problem_, fits) ? choice_ : fits;
+  }
+
+  /// From `plan`, moves of one group's strategy that lower the bytes over
+  /// the budget (summed over steps) the most, the cheapest of equals, until
+  /// the plan fits or no move lowers them; returns the plan reached.
+  std::vector<int> descend(const std::vector<int> &plan, const std::function<bool()> &outOfTime) {
+    choice_ = plan;
+    live_ = liveBytesOf(problem_, choice_);
+    while (excess() > 0 && !outOfTime()) {
+      std::optional<Move> best;
+      for (size_t g = 0; g < groups_.size(); ++g) {
+        const int leader = groups_[g][0];
+        const int strategies = static_cast<int>(problem_.nodes[leader].cost.size());
+        for (int s = 0; s < strategies; ++s) {
+          if (s == choice_[leader])
+            continue;
+          Move m = measure({{static_cast<int>(g), s}});
+          if (m.excess < 0 && (!best || m.excess < best->excess ||
+                               (m.excess == best->excess && m.cost < best->cost)))
+            best = std::move(m);
+        }
+      }
+      if (!best)
+        break;
+      apply(*best);
+    }
+    return choice_;
   }
 
 private:
@@ -261,6 +289,14 @@ private:
 };
 
 } // namespace
+
+std::vector<int> lowerPeak(const StrategyProblem &problem, const std::vector<int> &plan,
+                           double target, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  return Relinker(problem, target).descend(plan, [&] {
+    return std::chrono::steady_clock::now() >= deadline;
+  });
+}
 
 std::vector<int> relinkPlans(const StrategyProblem &problem, const std::vector<int> &cheap,
                              const std::vector<int> &fits, double budget, double seconds) {
