@@ -332,6 +332,10 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
           findSmallestPeak(problem, known, (problem.timeLimitSeconds - elapsed()) / 2, smallest,
                            *problem.memoryBudget);
       if (!plan.empty() && peakMemoryOf(problem, plan) <= *problem.memoryBudget) {
+        // Found for its peak, not its cost: relinked toward the plan without
+        // a budget where that still fits.
+        plan = relinkPlans(problem, known, plan, *problem.memoryBudget,
+                           (problem.timeLimitSeconds - elapsed()) / 4);
         priced.plan = plan;
         priced.objective = objectiveOf(problem, plan);
       } else if (smallest.smallestPeakBound > *problem.memoryBudget) {
