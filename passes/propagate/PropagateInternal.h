@@ -208,7 +208,8 @@ private:
 /// Step 5, Shardy's export (propagate_close.cpp): closes every sharding
 /// propagation worked on (`storage`, each of a tensor of rank `ranks[i]`)
 /// and the attribute shardings of `graph`, and gives a value no sharding
-/// reached its replicated sharding when the module has one mesh with axes.
+/// reached its replicated sharding when the module has one mesh with axes
+/// (with several, when its edges' sharded tensors are all on one mesh).
 void closeShardings(Module &module, const std::vector<Storage *> &storage,
                     const std::vector<size_t> &ranks, const Graph &graph);
 

@@ -5,8 +5,12 @@
 // in/out shardings take what propagation gave their free axes, a
 // sharding_constraint or reshard states its result's sharding. A value no
 // sharding reached is replicated when the program has exactly one mesh with
-// axes; with several it keeps none.
+// axes; with several, on the one mesh its sharded neighbours share, if they
+// do, else it keeps none.
 #include "passes/propagate/PropagateInternal.h"
+
+#include <string>
+#include <unordered_map>
 
 namespace shardc::propagation {
 namespace {
@@ -39,6 +43,54 @@ void closeSharding(Sharding &sharding) {
   sharding.replicated.clear();
 }
 
+/// With several meshes, the mesh of each value no sharding reached that is
+/// joined, through the edges (ops, data-flow edges) and through other such
+/// values, to sharded tensors on exactly one mesh: its neighbours disagreed
+/// (a conflict left it nothing), and replicated on their mesh is what one
+/// mesh would give it. Left without a sharding, it would be open to the
+/// next propagation of the printed program, which sees the conflict
+/// settled (its neighbours closed) and may shard it.
+std::unordered_map<const Storage *, std::string> meshesOfUnreached(const Graph &graph) {
+  std::unordered_map<const Storage *, std::string> meshOf; // "" = several
+  auto meshOfSlot = [&](const Slot &slot) -> const std::string * {
+    if (*slot.sharding)
+      return (**slot.sharding).meshName.empty() ? nullptr : &(**slot.sharding).meshName;
+    auto it = meshOf.find(slot.sharding);
+    return it == meshOf.end() ? nullptr : &it->second;
+  };
+  // Meshes only spread and "several" only grows, so this ends.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const std::vector<Edge> &edges : graph.functions)
+      for (const Edge &edge : edges) {
+        std::string mesh;
+        bool several = false, any = false;
+        for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+          for (const Slot &slot : *slots)
+            if (const std::string *name = meshOfSlot(slot)) {
+              several = several || name->empty() || (any && *name != mesh);
+              mesh = *name;
+              any = true;
+            }
+        if (!any)
+          continue;
+        for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+          for (const Slot &slot : *slots) {
+            if (*slot.sharding)
+              continue;
+            auto [it, fresh] = meshOf.emplace(slot.sharding, several ? "" : mesh);
+            if (fresh) {
+              changed = true;
+            } else if (!it->second.empty() && (several || it->second != mesh)) {
+              it->second.clear();
+              changed = true;
+            }
+          }
+      }
+  }
+  return meshOf;
+}
+
 } // namespace
 
 void closeShardings(Module &module, const std::vector<Storage *> &storage,
@@ -50,11 +102,19 @@ void closeShardings(Module &module, const std::vector<Storage *> &storage,
       single = mesh.get();
       ++meshesWithAxes;
     }
+  std::unordered_map<const Storage *, std::string> unreachedMesh;
+  if (meshesWithAxes > 1)
+    unreachedMesh = meshesOfUnreached(graph);
   for (size_t i = 0; i < storage.size(); ++i) {
     Storage *s = storage[i];
     if (!*s) {
-      if (meshesWithAxes == 1)
+      if (meshesWithAxes == 1) {
         *s = Sharding::replicatedOn(single->name, ranks[i]);
+      } else if (auto it = unreachedMesh.find(s); it != unreachedMesh.end()) {
+        const Mesh *mesh = module.findMesh(it->second);
+        if (mesh && !mesh->isEmpty() && !mesh->isMaximal())
+          *s = Sharding::replicatedOn(it->second, ranks[i]);
+      }
       continue;
     }
     closeSharding(**s);
