@@ -103,8 +103,11 @@ void closeShardings(Module &module, const std::vector<Storage *> &storage,
       ++meshesWithAxes;
     }
   std::unordered_map<const Storage *, std::string> unreachedMesh;
-  if (meshesWithAxes > 1)
+  if (meshesWithAxes > 1) {
+    // First the constrained operands, whose mesh then spreads like any.
+    walkBlocks(module, [](Block &b) { replicateConstrainedOperands(b); });
     unreachedMesh = meshesOfUnreached(graph);
+  }
   for (size_t i = 0; i < storage.size(); ++i) {
     Storage *s = storage[i];
     if (!*s) {
@@ -146,8 +149,6 @@ void closeShardings(Module &module, const std::vector<Storage *> &storage,
   walkBlocks(module, closeBlock);
   for (ShardedTypeDecl &decl : module.typeDecls)
     closeSharding(decl.sharding);
-  if (meshesWithAxes > 1)
-    walkBlocks(module, [](Block &b) { replicateConstrainedOperands(b); });
 }
 
 } // namespace shardc::propagation
