@@ -65,6 +65,12 @@ void validate(const StrategyProblem &problem) {
 /// decision depends only on the model and the limit, not on the clock, so
 /// the same input gets the same plan.
 constexpr double kRootSecondsPerColumn = 3e-5;
+/// The same for the model minimizing the peak (no costs but the peak's: a
+/// degenerate LP), from its strategy columns: the 1,000-op stack's, 190,092
+/// columns, spent 160 s in its root LP on a 30 s limit (CLP does not look
+/// at the limit there); examples/auto_transformer.shd's, 61,312 columns,
+/// about 11 s for the whole search.
+constexpr double kPeakRootSecondsPerColumn = 2e-4;
 
 double tolerance(double objective) { return 1e-9 * std::max(std::abs(objective), 1e-12); }
 
@@ -200,7 +206,7 @@ std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vec
   if (peak.columns == 0) { // dominance left one layout per value: the smallest
     consider(expandChoice(peak.reduced, std::vector<int>(peak.reduced.groups.size(), 0)));
     floor = best;
-  } else if (best > enough && peak.columns * kRootSecondsPerColumn <= left() / 2) {
+  } else if (best > enough && peak.columns * kPeakRootSecondsPerColumn <= left() / 2) {
     int column = peak.addColumn(1.0, false, 1e30);
     addMemoryRows(noEdges, peak, 0, column);
     out.variables += peak.columns;
