@@ -11,6 +11,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace shardc::propagation {
 namespace {
@@ -51,6 +52,16 @@ void closeSharding(Sharding &sharding) {
 /// next propagation of the printed program, which sees the conflict
 /// settled (its neighbours closed) and may shard it.
 std::unordered_map<const Storage *, std::string> meshesOfUnreached(const Graph &graph) {
+  std::vector<const Edge *> edges;
+  std::unordered_map<const Storage *, std::vector<size_t>> edgesOf; // of unreached values
+  for (const std::vector<Edge> &list : graph.functions)
+    for (const Edge &edge : list) {
+      for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+        for (const Slot &slot : *slots)
+          if (!*slot.sharding)
+            edgesOf[slot.sharding].push_back(edges.size());
+      edges.push_back(&edge);
+    }
   std::unordered_map<const Storage *, std::string> meshOf; // "" = several
   auto meshOfSlot = [&](const Slot &slot) -> const std::string * {
     if (*slot.sharding)
@@ -58,33 +69,40 @@ std::unordered_map<const Storage *, std::string> meshesOfUnreached(const Graph &
     auto it = meshOf.find(slot.sharding);
     return it == meshOf.end() ? nullptr : &it->second;
   };
-  // Meshes only spread and "several" only grows, so this ends.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const std::vector<Edge> &edges : graph.functions)
-      for (const Edge &edge : edges) {
-        std::string mesh;
-        bool several = false, any = false;
-        for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
-          for (const Slot &slot : *slots)
-            if (const std::string *name = meshOfSlot(slot)) {
-              several = several || name->empty() || (any && *name != mesh);
-              mesh = *name;
-              any = true;
-            }
-        if (!any)
+  // A worklist of edges: an unreached value's mesh is set at most once and
+  // cleared ("several") at most once, and each change revisits its edges.
+  std::vector<size_t> work(edges.size());
+  std::vector<bool> queued(edges.size(), true);
+  for (size_t e = 0; e < edges.size(); ++e)
+    work[e] = edges.size() - 1 - e; // popped from the back: program order
+  while (!work.empty()) {
+    const Edge &edge = *edges[work.back()];
+    queued[work.back()] = false;
+    work.pop_back();
+    std::string mesh;
+    bool several = false, any = false;
+    for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+      for (const Slot &slot : *slots)
+        if (const std::string *name = meshOfSlot(slot)) {
+          several = several || name->empty() || (any && *name != mesh);
+          mesh = *name;
+          any = true;
+        }
+    if (!any)
+      continue;
+    for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+      for (const Slot &slot : *slots) {
+        if (*slot.sharding)
           continue;
-        for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
-          for (const Slot &slot : *slots) {
-            if (*slot.sharding)
-              continue;
-            auto [it, fresh] = meshOf.emplace(slot.sharding, several ? "" : mesh);
-            if (fresh) {
-              changed = true;
-            } else if (!it->second.empty() && (several || it->second != mesh)) {
-              it->second.clear();
-              changed = true;
-            }
+        auto [it, fresh] = meshOf.emplace(slot.sharding, several ? "" : mesh);
+        if (!fresh && (it->second.empty() || (!several && it->second == mesh)))
+          continue; // unchanged
+        if (!fresh)
+          it->second.clear();
+        for (size_t e : edgesOf[slot.sharding])
+          if (!queued[e]) {
+            queued[e] = true;
+            work.push_back(e);
           }
       }
   }
