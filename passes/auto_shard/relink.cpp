@@ -136,6 +136,8 @@ public:
     while (excess() > 0 && !outOfTime()) {
       std::optional<Move> best;
       for (size_t g = 0; g < groups_.size(); ++g) {
+        if (g % 64 == 0 && outOfTime())
+          return choice_; // a scan of a long program's groups takes a while
         const int leader = groups_[g][0];
         const int strategies = static_cast<int>(problem_.nodes[leader].cost.size());
         for (int s = 0; s < strategies; ++s) {
