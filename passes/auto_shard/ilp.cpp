@@ -294,8 +294,9 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   };
   StrategySolution out;
   const bool budgeted = problem.memoryBudget.has_value();
-  MemoryPricedResult priced; // plans within the budget to start from
-  std::vector<int> known;    // a plan, for the smallest peak when none fits
+  MemoryPricedResult priced;         // plans within the budget to start from
+  bool pricedFromPeakSearch = false; // priced.plan came from findSmallestPeak
+  std::vector<int> known;            // a plan, for the smallest peak when none fits
   if (budgeted && problem.presolve) {
     // The best plan without a budget is the best plan with it when it fits;
     // without a budget the presolve eliminates most of the model, so
@@ -344,6 +345,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
                            (problem.timeLimitSeconds - elapsed()) / 4);
         priced.plan = plan;
         priced.objective = objectiveOf(problem, plan);
+        pricedFromPeakSearch = true;
       } else if (smallest.smallestPeakBound > *problem.memoryBudget) {
         // None fits: the smallest peak for the error, from the best plan found.
         out.status = SolveStatus::Infeasible;
@@ -381,12 +383,16 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     return out;
   }
 
-  const std::string search =
+  std::string search =
       priced.solves == 0
           ? std::string()
           : fmt::format("the memory-priced search ({} unbudgeted solves{}{})", priced.solves,
                         priced.relinked > 0 ? ", then path relinking" : "",
                         priced.stoppedByTime ? ", cut by the time limit" : "");
+  if (pricedFromPeakSearch)
+    search = fmt::format("the search for a small peak ({}found no plan within the budget; "
+                         "the local search lowering the peak did, then path relinking)",
+                         search.empty() ? "" : search + " ");
   if (!priced.plan.empty() && priced.bound >= priced.objective - tolerance(priced.objective)) {
     out.status = SolveStatus::Optimal; // its Lagrangian bound proves it
     out.choice = priced.plan;
