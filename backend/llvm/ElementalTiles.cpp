@@ -48,8 +48,9 @@ constexpr int64_t kSegmentBytes = 512;
 constexpr int64_t kBufferBytes = 256 * 1024;
 /// Each strided line read into a tile is followed by a prefetch (into L2)
 /// of the line this many tile columns on, which the same loop reads two
-/// tile columns later: 8-12% faster on the bench (3.75 -> 3.25, 4.10 ->
-/// 3.58 ms in alternating runs); one or three to four tiles ahead about the
+/// tile columns later: 6-14% faster in four sets of alternating runs
+/// (median of medians 3.81 -> 3.27 ms), the bench's transposed broadcast
+/// 0.69 -> 0.86x the triad; one or three to four tiles ahead about the
 /// same, into L1 or L3 no better.
 constexpr int64_t kPrefetchTiles = 2;
 

@@ -134,9 +134,9 @@ TEST_CASE("auto-shard lowerPeak: moves lower the bytes over the target, never ra
 TEST_CASE("auto-shard lowerPeak: one group's move mends a peak the budget misses by a little",
           "[auto_shard]") {
   // Two weights live throughout, each read by an op: replicated (0) a
-  // weight holds 1000 bytes and its op costs 1 us, sharded (1) 500 bytes and
-  // 3 us. Both replicated peak at 2000 + 8; a budget of 1600 needs one of
-  // them sharded, the cheaper move of equal effect.
+  // weight holds 1000 bytes, sharded (1) 500 (a reshard to its op's layout
+  // costs 10 us). Both replicated peak at 2000 + 8; a budget of 1600 needs
+  // one of them sharded, and one move does it.
   StrategyProblem p;
   p.numSteps = 3;
   for (int l = 0; l < 2; ++l) {
