@@ -124,6 +124,7 @@ std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vec
     return seconds -
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  auto leftBeforeCbc = [&] { return left() - seconds / 2; }; // the other half is CBC's
   std::vector<int> bestPlan = known;
   double best =
       known.empty() ? std::numeric_limits<double>::infinity() : peakMemoryOf(problem, known);
@@ -167,7 +168,7 @@ std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vec
       for (int round = 0; round < kDescentRounds && std::isfinite(best) && best > enough &&
                           best - floor > kPeakGap * best;
            ++round) {
-        double halfLeft = left() - seconds / 2;
+        const double halfLeft = leftBeforeCbc();
         if (halfLeft <= 0)
           break;
         double before = best;
@@ -184,7 +185,7 @@ std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vec
     for (int round = 0; round < 8 && !from.empty() && std::isfinite(best) &&
                         best - low > kPeakGap * best && best > enough;
          ++round) {
-      double halfLeft = left() - seconds / 2; // the other half is CBC's
+      const double halfLeft = leftBeforeCbc();
       if (halfLeft <= 0)
         break;
       double budget = std::floor((low + best) / 2);

@@ -52,14 +52,19 @@ void closeSharding(Sharding &sharding) {
 /// next propagation of the printed program, which sees the conflict
 /// settled (its neighbours closed) and may shard it.
 std::unordered_map<const Storage *, std::string> meshesOfUnreached(const Graph &graph) {
+  auto eachSlot = [](const Edge &edge, const auto &visit) {
+    for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
+      for (const Slot &slot : *slots)
+        visit(slot);
+  };
   std::vector<const Edge *> edges;
   std::unordered_map<const Storage *, std::vector<size_t>> edgesOf; // of unreached values
   for (const std::vector<Edge> &list : graph.functions)
     for (const Edge &edge : list) {
-      for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
-        for (const Slot &slot : *slots)
-          if (!*slot.sharding)
-            edgesOf[slot.sharding].push_back(edges.size());
+      eachSlot(edge, [&](const Slot &slot) {
+        if (!*slot.sharding)
+          edgesOf[slot.sharding].push_back(edges.size());
+      });
       edges.push_back(&edge);
     }
   std::unordered_map<const Storage *, std::string> meshOf; // "" = several
@@ -81,30 +86,29 @@ std::unordered_map<const Storage *, std::string> meshesOfUnreached(const Graph &
     work.pop_back();
     std::string mesh;
     bool several = false, any = false;
-    for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
-      for (const Slot &slot : *slots)
-        if (const std::string *name = meshOfSlot(slot)) {
-          several = several || name->empty() || (any && *name != mesh);
-          mesh = *name;
-          any = true;
-        }
+    eachSlot(edge, [&](const Slot &slot) {
+      if (const std::string *name = meshOfSlot(slot)) {
+        several = several || name->empty() || (any && *name != mesh);
+        mesh = *name;
+        any = true;
+      }
+    });
     if (!any)
       continue;
-    for (const std::vector<Slot> *slots : {&edge.operands, &edge.results})
-      for (const Slot &slot : *slots) {
-        if (*slot.sharding)
-          continue;
-        auto [it, fresh] = meshOf.emplace(slot.sharding, several ? "" : mesh);
-        if (!fresh && (it->second.empty() || (!several && it->second == mesh)))
-          continue; // unchanged
-        if (!fresh)
-          it->second.clear();
-        for (size_t e : edgesOf[slot.sharding])
-          if (!queued[e]) {
-            queued[e] = true;
-            work.push_back(e);
-          }
-      }
+    eachSlot(edge, [&](const Slot &slot) {
+      if (*slot.sharding)
+        return;
+      auto [it, fresh] = meshOf.emplace(slot.sharding, several ? "" : mesh);
+      if (!fresh && (it->second.empty() || (!several && it->second == mesh)))
+        return; // unchanged
+      if (!fresh)
+        it->second.clear();
+      for (size_t e : edgesOf[slot.sharding])
+        if (!queued[e]) {
+          queued[e] = true;
+          work.push_back(e);
+        }
+    });
   }
   return meshOf;
 }
