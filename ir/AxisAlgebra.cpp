@@ -34,7 +34,7 @@ AxisRef makeAxis(const std::string &name, int64_t pre, int64_t size, const Mesh 
 }
 
 bool sameAxis(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  if (a.name != b.name)
+  if (!sameAxisName(a.name, b.name))
     return false;
   // Two full axes are equal without looking the size up (the common case).
   if (!a.isSubAxis() && !b.isSubAxis())
@@ -70,7 +70,7 @@ bool sameLayout(const Sharding &a, const Sharding &b) {
 }
 
 bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  if (a.name != b.name)
+  if (!sameAxisName(a.name, b.name))
     return false;
   if (!a.isSubAxis() && !b.isSubAxis())
     return true;
@@ -78,7 +78,7 @@ bool isPrefixOf(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
 }
 
 bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  if (a.name != b.name)
+  if (!sameAxisName(a.name, b.name))
     return false;
   if (!a.isSubAxis())
     return true; // a full axis contains each of its sub-axes
@@ -88,7 +88,7 @@ bool contains(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
 }
 
 bool overlaps(const AxisRef &a, const AxisRef &b) {
-  if (a.name != b.name)
+  if (!sameAxisName(a.name, b.name))
     return false;
   if (!a.isSubAxis() || !b.isSubAxis())
     return true; // a full axis overlaps each of its sub-axes
@@ -98,7 +98,7 @@ bool overlaps(const AxisRef &a, const AxisRef &b) {
 bool overlaps(const AxisRef &a, const AxisRef &b, const Mesh &) { return overlaps(a, b); }
 
 bool canCoexist(const AxisRef &a, const AxisRef &b, const Mesh &mesh) {
-  if (a.name != b.name || !a.isSubAxis() || !b.isSubAxis())
+  if (!sameAxisName(a.name, b.name) || !a.isSubAxis() || !b.isSubAxis())
     return true;
   int64_t aEnd = a.preSize * sizeOf(a, mesh), bEnd = b.preSize * sizeOf(b, mesh);
   auto [minPre, maxPre] = std::minmax(a.preSize, b.preSize);
@@ -123,7 +123,7 @@ std::optional<AxisRef> prefixWithoutOverlap(const AxisRef &a, const AxisRef &b, 
 void appendMerging(std::vector<AxisRef> &axes, const AxisRef &a, const Mesh &mesh) {
   if (!axes.empty()) {
     const AxisRef &last = axes.back();
-    if (last.name == a.name &&
+    if (sameAxisName(last.name, a.name) &&
         subaxis::canMerge(preSizeOf(last), sizeOf(last, mesh), preSizeOf(a))) {
       axes.back() = makeAxis(a.name, preSizeOf(last), sizeOf(last, mesh) * sizeOf(a, mesh), mesh);
       return;
@@ -160,7 +160,7 @@ int64_t uncoveredCoordinate(const Mesh &mesh, int axis, const std::vector<AxisRe
   const MeshAxis &full = mesh.axes[axis];
   int64_t coord = coords[axis];
   for (const AxisRef &ref : refs) {
-    if (ref.name != full.name)
+    if (!sameAxisName(ref.name, full.name))
       continue;
     int64_t k = ref.effectiveSize(full.size);
     int64_t post = full.size / (ref.effectivePreSize() * k);

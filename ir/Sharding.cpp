@@ -25,14 +25,14 @@ int64_t Mesh::deviceCount() const {
 
 const MeshAxis *Mesh::findAxis(const std::string &axisName) const {
   for (const MeshAxis &a : axes)
-    if (a.name == axisName)
+    if (sameAxisName(a.name, axisName))
       return &a;
   return nullptr;
 }
 
 int Mesh::axisIndex(const std::string &axisName) const {
   for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i].name == axisName)
+    if (sameAxisName(axes[i].name, axisName))
       return static_cast<int>(i);
   return -1;
 }

@@ -212,7 +212,10 @@ bool partition(PipelineState &s) {
   // sharded program prints them); the partitioner wants them inlined.
   if (hasAxesRegions(*s.module))
     lowerAxesRegions(*s.module);
-  partitionModule(*s.module, s.diags, s.options.collectives);
+  // A plan made under a memory budget counts a consumer's resharded copy
+  // at that consumer only: no copy may outlive it.
+  bool underBudget = s.options.autoShard && s.options.autoShard->memoryBudget;
+  partitionModule(*s.module, s.diags, s.options.collectives, !underBudget);
   return true;
 }
 

@@ -76,6 +76,15 @@ struct Body {
   /// repeats the same resharding (every layer of a model), and the search is
   /// the costly part of partitioning (planReshard is a pure function).
   std::map<std::string, ReshardPlan> *plans = nullptr;
+  /// The ops' sharding rules, each distinct one made once per function.
+  ShardingRuleCache *rules = nullptr;
+  /// Whether a reshard already emitted in this body (or one around it)
+  /// serves a later request for the same local value and layout
+  /// (partitionModule's reuseReshards).
+  bool reuseReshards = false;
+  /// Those reshards, by local value and request; a nested body starts from
+  /// a copy (what it adds is not visible outside it).
+  std::map<std::string, Local> reshards;
 
   /// Appends `kind` with these operands and attributes and one result of
   /// `type`, named after `hint`.

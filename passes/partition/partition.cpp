@@ -93,8 +93,9 @@ bool crossesMeshes(const Op &op) {
 
 class FunctionPartitioner {
 public:
-  FunctionPartitioner(const Module &module, Function &f, CollectiveReport *report)
-      : module_(module), f_(f), report_(report) {}
+  FunctionPartitioner(const Module &module, Function &f, CollectiveReport *report,
+                      bool reuseReshards)
+      : module_(module), f_(f), report_(report), reuseReshards_(reuseReshards) {}
 
   void run() {
     // Rejected before anything is rewritten: the module stays whole.
@@ -155,6 +156,8 @@ private:
   Function &f_;
   CollectiveReport *report_;
   std::map<std::string, ReshardPlan> plans_; // Body::plans
+  ShardingRuleCache rules_;                  // Body::rules
+  bool reuseReshards_;
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
   std::unordered_map<const Value *, Value *> globals_;
@@ -418,7 +421,7 @@ private:
     axes.kind = Attribute::Kind::AxisSet;
     for (const MeshAxis &axis : mesh.axes)
       axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
-    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_};
+    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_, &rules_, reuseReshards_};
     for (const Value *input : inputs) {
       if (!input->sharding)
         throw Unsupported(firstLoc,
@@ -469,11 +472,12 @@ private:
 
 } // namespace
 
-bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report) {
+bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report,
+                     bool reuseReshards) {
   for (auto &f : module.functions) {
     if (!hasAnySharding(*f))
       continue; // already its own per-device program
-    FunctionPartitioner partitioner(module, *f, report);
+    FunctionPartitioner partitioner(module, *f, report, reuseReshards);
     try {
       partitioner.run();
     } catch (const partition::NotSupported &e) {

@@ -153,7 +153,8 @@ private:
   /// A child body for `to`, seeing the values above; the region's carried
   /// arguments are laid out as `layouts`.
   Body child(const Block &from, Block &to, const std::vector<Sharding> &layouts) {
-    Body inner{body_.module, body_.mesh, to, body_.names, body_.report, body_.locals, body_.plans};
+    Body inner{body_.module, body_.mesh,  to,          body_.names,         body_.report,
+               body_.locals, body_.plans, body_.rules, body_.reuseReshards, body_.reshards};
     to.loc = from.loc;
     to.endLoc = from.endLoc;
     to.hasReturn = from.hasReturn;

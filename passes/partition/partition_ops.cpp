@@ -103,7 +103,7 @@ std::string operandReason(const Op &op, size_t i, const ShardingRule &rule,
 }
 
 void partitionGeneric(Body &body, const Op &op) {
-  std::optional<ShardingRule> rule = getShardingRule(op);
+  const ShardingRule *rule = body.rules->get(op);
   if (!rule)
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: no sharding rule", op.name()));
   const Mesh &mesh = body.mesh;

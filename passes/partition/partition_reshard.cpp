@@ -69,9 +69,19 @@ Value *emitStep(Body &body, Value *v, const ReshardStep &step, Loc loc) {
   throw std::logic_error("partition: a cross-mesh step inside one mesh");
 }
 
+/// A request in words: what Body::plans and Body::reshards are keyed by.
+std::string requestKey(const Body &body, const ReshardRequest &request) {
+  std::string key = body.mesh.name + "|" + printType(request.type) + "|" +
+                    printSharding(request.source) + "|" + request.partialKind;
+  for (const AxisRef &axis : request.partialAxes)
+    key += fmt::format(" {}:{}:{}", axis.name, axis.preSize, axis.size);
+  key += "|" + printSharding(request.target);
+  return key;
+}
+
 /// planReshard(request), searched once per distinct request of the function
-/// (Body::plans).
-ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, Loc cause) {
+/// (Body::plans); `key` is requestKey's.
+ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, std::string key, Loc cause) {
   auto search = [&] {
     try {
       return planReshard(request);
@@ -81,11 +91,6 @@ ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, Loc cause) {
   };
   if (!body.plans)
     return search();
-  std::string key = body.mesh.name + "|" + printType(request.type) + "|" +
-                    printSharding(request.source) + "|" + request.partialKind;
-  for (const AxisRef &axis : request.partialAxes)
-    key += fmt::format(" {}:{}:{}", axis.name, axis.preSize, axis.size);
-  key += "|" + printSharding(request.target);
   auto known = body.plans->find(key);
   if (known == body.plans->end())
     known = body.plans->emplace(std::move(key), search()).first;
@@ -107,7 +112,16 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   request.target = target;
   for (DimSharding &dim : request.target.dims)
     dim.open = false, dim.priority.reset();
-  ReshardPlan plan = cachedPlan(body, request, cause);
+  std::string key = requestKey(body, request);
+  // The value is SSA and the plan a function of the request: the same
+  // request for the same local value gives the same copy.
+  std::string reuseKey;
+  if (body.reuseReshards) {
+    reuseKey = fmt::format("{}|{}", static_cast<const void *>(value.value), key);
+    if (auto known = body.reshards.find(reuseKey); known != body.reshards.end())
+      return known->second;
+  }
+  ReshardPlan plan = cachedPlan(body, request, std::move(key), cause);
   Value *v = value.value;
   for (const ReshardStep &step : plan.steps) {
     v = trim(body, emitStep(body, v, step, cause), step.localShapeAfter, cause);
@@ -124,6 +138,8 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   out.value = v;
   out.sharding = request.target;
   out.sharding.replicated.clear();
+  if (body.reuseReshards)
+    body.reshards.emplace(std::move(reuseKey), out);
   return out;
 }
 

@@ -49,7 +49,7 @@ bool mergeCompatible(std::vector<AxisRef> &acc, const std::vector<AxisRef> &next
   for (; i < acc.size() && i < next.size(); ++i) {
     AxisRef &old = acc[i];
     const AxisRef &cur = next[i];
-    if (old.name != cur.name) {
+    if (!sameAxisName(old.name, cur.name)) {
       acc.resize(i);
       return false;
     }

@@ -245,14 +245,8 @@ private:
       return rule;
     };
     const ShardingRule *rule = nullptr;
-    if (std::optional<std::vector<int64_t>> perm = ruleParameter(op);
-        perm && op.results.size() == 1) {
-      std::vector<std::vector<int64_t>> shapes;
-      for (const Value *v : op.operands)
-        shapes.push_back(v->type.shape);
-      shapes.push_back(op.results[0]->type.shape);
-      shapes.push_back(std::move(*perm));
-      rule = sharedRule(static_cast<int>(op.kind), std::move(shapes), make);
+    if (std::optional<ShardingRuleKey> key = shardingRuleKey(op)) {
+      rule = sharedRule(key->first, std::move(key->second), make);
     } else if (std::optional<ShardingRule> own = make()) {
       rule = &graph_.rules.emplace_back(std::move(*own));
     }
@@ -455,27 +449,6 @@ private:
     edges_->push_back(std::move(edge));
   }
 
-  /// When the op's rule depends on nothing but its kind, the shapes of its
-  /// tensors and at most one integer list (a transpose's perm), so ops alike
-  /// can share it: that list (empty for none). Nullopt for other ops.
-  static std::optional<std::vector<int64_t>> ruleParameter(const Op &op) {
-    switch (opInfo(op.kind).group) {
-    case OpGroup::Unary:
-    case OpGroup::Convert:
-    case OpGroup::Binary:
-    case OpGroup::Creation:
-      return std::vector<int64_t>{};
-    default:
-      break;
-    }
-    if (op.kind == OpKind::Matmul || op.kind == OpKind::Reshape)
-      return std::vector<int64_t>{};
-    if (op.kind == OpKind::Transpose)
-      if (const Attribute *perm = op.attr(attrs::perm))
-        return perm->intList();
-    return std::nullopt;
-  }
-
   Graph &graph_;
   const Module &module_;
   std::vector<Edge> *edges_ = nullptr;
@@ -483,7 +456,7 @@ private:
   /// Axes no slot of the value may take: a manual_computation result's
   /// sharding is its out_sharding.
   std::unordered_map<const Value *, std::vector<AxisRef>> blockedValues_;
-  std::map<std::pair<int, std::vector<std::vector<int64_t>>>, const ShardingRule *> rules_;
+  std::map<ShardingRuleKey, const ShardingRule *> rules_;
 };
 
 } // namespace

@@ -20,6 +20,8 @@
 #include "ir/IR.h"
 
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -128,6 +130,26 @@ struct ShardingRule {
 /// or result type, and for attributes or shapes that infer-types would have
 /// rejected. Every rule satisfies checkShardingRule.
 std::optional<ShardingRule> getShardingRule(const Op &op);
+
+/// What an op's rule depends on, for the ops whose rule depends on nothing
+/// else: the kind, the operand and result shapes and, for transpose, the
+/// permutation (elementwise, creation, matmul, reshape, transpose). nullopt
+/// for the others (a reduction's dims, a slice's bounds, ...).
+using ShardingRuleKey = std::pair<int, std::vector<std::vector<int64_t>>>;
+std::optional<ShardingRuleKey> shardingRuleKey(const Op &op);
+
+/// getShardingRule, computed once per ShardingRuleKey: a long program
+/// repeats a few distinct ops (the 10,000-op generated program has a
+/// handful of rules), and making a rule costs more than finding it.
+class ShardingRuleCache {
+public:
+  /// `op`'s rule, or null when it has none; valid while the cache lives.
+  const ShardingRule *get(const Op &op);
+
+private:
+  std::deque<ShardingRule> rules_;
+  std::map<ShardingRuleKey, const ShardingRule *> byKey_;
+};
 
 /// The identity rule of a tensor type: one pass-through factor per dim
 /// (size-1 dims get none).

@@ -244,6 +244,53 @@ std::optional<ShardingRule> getShardingRule(const Op &op) {
   return rule;
 }
 
+std::optional<ShardingRuleKey> shardingRuleKey(const Op &op) {
+  std::vector<int64_t> parameter;
+  switch (opInfo(op.kind).group) {
+  case OpGroup::Unary:
+  case OpGroup::Convert:
+  case OpGroup::Binary:
+  case OpGroup::Creation:
+    break;
+  default:
+    if (op.kind == OpKind::Transpose) {
+      const Attribute *perm = op.attr(attrs::perm);
+      std::optional<std::vector<int64_t>> values = perm ? perm->intList() : std::nullopt;
+      if (!values)
+        return std::nullopt;
+      parameter = std::move(*values);
+    } else if (op.kind != OpKind::Matmul && op.kind != OpKind::Reshape) {
+      return std::nullopt;
+    }
+  }
+  if (op.results.size() != 1 || !op.results[0] || !op.results[0]->typeKnown)
+    return std::nullopt;
+  ShardingRuleKey key{static_cast<int>(op.kind), {}};
+  key.second.reserve(op.operands.size() + 2);
+  for (const Value *v : op.operands) {
+    if (!v || !v->typeKnown)
+      return std::nullopt;
+    key.second.push_back(v->type.shape);
+  }
+  key.second.push_back(op.results[0]->type.shape);
+  key.second.push_back(std::move(parameter));
+  return key;
+}
+
+const ShardingRule *ShardingRuleCache::get(const Op &op) {
+  auto make = [&]() -> const ShardingRule * {
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    return rule ? &rules_.emplace_back(std::move(*rule)) : nullptr;
+  };
+  std::optional<ShardingRuleKey> key = shardingRuleKey(op);
+  if (!key)
+    return make();
+  auto [it, added] = byKey_.try_emplace(std::move(*key), nullptr);
+  if (added)
+    it->second = make();
+  return it->second;
+}
+
 ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults) {
   ShardingRule rule;
   TensorFactors dims;
