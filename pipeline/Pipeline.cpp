@@ -212,10 +212,12 @@ bool partition(PipelineState &s) {
   // sharded program prints them); the partitioner wants them inlined.
   if (hasAxesRegions(*s.module))
     lowerAxesRegions(*s.module);
-  // A plan made under a memory budget counts a consumer's resharded copy
-  // at that consumer only: no copy may outlive it.
-  bool underBudget = s.options.autoShard && s.options.autoShard->memoryBudget;
-  partitionModule(*s.module, s.diags, s.options.collectives, !underBudget);
+  // A plan made under a memory budget is partitioned as the solver priced
+  // it (PartitionOptions).
+  PartitionOptions options;
+  if (s.options.autoShard && s.options.autoShard->memoryBudget)
+    options.reuseReshards = options.cheapestAssignment = false;
+  partitionModule(*s.module, s.diags, s.options.collectives, options);
   return true;
 }
 

@@ -17,10 +17,12 @@ namespace shardc::partition {
 /// reshape that are not on both sides or whose size the axes don't divide,
 /// stay unsharded. The layouts the partitioner computes `op` in; the
 /// auto-sharding solver prices written layouts it does not enumerate with
-/// the same assignment.
+/// the same assignment. With `first` (an operand's index, or the number of
+/// operands plus a result's), that tensor chooses before the others, which
+/// keep their order: the partitioner's alternatives (partition_ops.cpp).
 std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
                                                 const std::vector<const Sharding *> &operands,
                                                 const std::vector<const Sharding *> &results,
-                                                const Mesh &mesh);
+                                                const Mesh &mesh, int first = -1);
 
 } // namespace shardc::partition

@@ -7,6 +7,20 @@
 
 namespace shardc {
 
+/// What partitioning does beyond computing each op in its operands' layout.
+/// A plan made under an auto-shard memory budget wants neither: the solver
+/// priced each op in that layout and counts a consumer's resharded copy at
+/// that consumer only (a reused copy lives to its last use).
+struct PartitionOptions {
+  /// A value resharded to one layout is resharded once per
+  /// manual_computation and that copy serves every later use (GSPMD's
+  /// reshard cache): three projections of one gathered input gather it once.
+  bool reuseReshards = true;
+  /// Each op is computed the way that sends the fewest bytes: its operands'
+  /// layouts, or another operand's or its result's (partition_ops.cpp).
+  bool cheapestAssignment = true;
+};
+
 /// partition: rewrites each function into its per-device (SPMD) form: one
 /// manual_computation over every axis per run of ops on one mesh, local
 /// (padded) shapes, the collectives the reshard planner chose, padding
@@ -14,15 +28,8 @@ namespace shardc {
 /// a global op between runs. Records every collective in `report` when
 /// given. An op it cannot partition throws InternalError naming the op and
 /// why: every program the checks accept must partition.
-///
-/// With `reuseReshards`, a value resharded to one layout is resharded once
-/// per manual_computation and that copy serves every later use (GSPMD's
-/// reshard cache): three projections of one gathered input gather it once.
-/// The copy then lives to its last use, which a plan made under a memory
-/// budget does not count (it counts a consumer's copy at its consumer):
-/// the pipeline turns reuse off there.
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report,
-                     bool reuseReshards = true);
+                     const PartitionOptions &options = {});
 bool partitionModule(Module &module, DiagnosticEngine &diags);
 
 } // namespace shardc

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "passes/partition/FactorAssignment.h"
+#include "passes/partition/Partition.h"
 #include "passes/partition/PartitionReport.h"
 #include "passes/reshard/ReshardPlanner.h"
 #include "passes/rules/ShardingRules.h"
@@ -61,6 +62,11 @@ private:
   std::map<std::string, int> counters_;
 };
 
+/// How often a `while` is taken to repeat when ways to compute an op are
+/// weighed: its trip count is unknown, and this makes bytes per iteration
+/// decide before bytes moved once in front of it.
+constexpr double kWhileRuns = 1e6;
+
 /// The body of one per-device manual_computation being built.
 struct Body {
   const Module &module;
@@ -79,12 +85,21 @@ struct Body {
   /// The ops' sharding rules, each distinct one made once per function.
   ShardingRuleCache *rules = nullptr;
   /// Whether a reshard already emitted in this body (or one around it)
-  /// serves a later request for the same local value and layout
-  /// (partitionModule's reuseReshards).
-  bool reuseReshards = false;
+  /// serves a later request for the same local value and layout, and
+  /// whether ops are computed their cheapest way.
+  PartitionOptions options{false, false};
   /// Those reshards, by local value and request; a nested body starts from
   /// a copy (what it adds is not visible outside it).
   std::map<std::string, Local> reshards;
+  /// How often this body's ops run per run of the manual_computation: a
+  /// `for` multiplies its trip count, a `while` kWhileRuns. It weighs the
+  /// bytes of the ways to compute an op (chooseFactors).
+  double runs = 1;
+  /// In a loop's body: the values visible before the loop. A reshard of one
+  /// of them is hoisted in front of the loop, where it runs `hoistedRuns`
+  /// times.
+  const std::map<const Value *, Local> *beforeLoop = nullptr;
+  double hoistedRuns = 1;
 
   /// Appends `kind` with these operands and attributes and one result of
   /// `type`, named after `hint`.
@@ -113,6 +128,10 @@ Value *emitScalar(Body &body, double value, DType dtype, Loc loc, const std::str
 /// value laid out as `target` (not partial).
 Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
                    const Sharding &target, Loc cause, const std::string &reason);
+/// The bytes each device would send to move `value` to `target` (the
+/// plan's): 0 when it is there, or a copy there is already at hand.
+int64_t reshardBytes(Body &body, const Local &value, const TensorType &globalType,
+                     const Sharding &target, Loc cause);
 
 // ---- padding masks (partition_masks.cpp) -----------------------------------------
 /// Replaces the padding of dim `dim` of `value` (laid out as `sharding`,

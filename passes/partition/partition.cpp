@@ -94,8 +94,8 @@ bool crossesMeshes(const Op &op) {
 class FunctionPartitioner {
 public:
   FunctionPartitioner(const Module &module, Function &f, CollectiveReport *report,
-                      bool reuseReshards)
-      : module_(module), f_(f), report_(report), reuseReshards_(reuseReshards) {}
+                      const PartitionOptions &options)
+      : module_(module), f_(f), report_(report), options_(options) {}
 
   void run() {
     // Rejected before anything is rewritten: the module stays whole.
@@ -157,7 +157,7 @@ private:
   CollectiveReport *report_;
   std::map<std::string, ReshardPlan> plans_; // Body::plans
   ShardingRuleCache rules_;                  // Body::rules
-  bool reuseReshards_;
+  PartitionOptions options_;
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
   std::unordered_map<const Value *, Value *> globals_;
@@ -421,7 +421,7 @@ private:
     axes.kind = Attribute::Kind::AxisSet;
     for (const MeshAxis &axis : mesh.axes)
       axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
-    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_, &rules_, reuseReshards_};
+    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_, &rules_, options_};
     for (const Value *input : inputs) {
       if (!input->sharding)
         throw Unsupported(firstLoc,
@@ -473,11 +473,11 @@ private:
 } // namespace
 
 bool partitionModule(Module &module, DiagnosticEngine &diags, CollectiveReport *report,
-                     bool reuseReshards) {
+                     const PartitionOptions &options) {
   for (auto &f : module.functions) {
     if (!hasAnySharding(*f))
       continue; // already its own per-device program
-    FunctionPartitioner partitioner(module, *f, report, reuseReshards);
+    FunctionPartitioner partitioner(module, *f, report, options);
     try {
       partitioner.run();
     } catch (const partition::NotSupported &e) {

@@ -95,7 +95,7 @@ void keepMajorFactorsFull(const ShardingRule &rule, std::vector<std::vector<Axis
 std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule &rule,
                                                 const std::vector<const Sharding *> &operands,
                                                 const std::vector<const Sharding *> &results,
-                                                const Mesh &mesh) {
+                                                const Mesh &mesh, int first) {
   const size_t n = rule.numFactors();
   std::vector<std::vector<AxisRef>> factorAxes(n);
   std::vector<bool> decided(n, false), forbidden(n, false), inMultiDim(n, false);
@@ -153,10 +153,20 @@ std::vector<std::vector<AxisRef>> assignFactors(const Op &op, const ShardingRule
       }
     }
   };
-  for (size_t i = 0; i < rule.operands.size() && i < operands.size(); ++i)
-    take(rule.operands[i], operands[i]);
-  for (size_t i = 0; i < rule.results.size() && i < results.size(); ++i)
-    take(rule.results[i], results[i]);
+  const size_t numOperands = rule.operands.size();
+  auto takeTensor = [&](size_t t) {
+    if (t < numOperands) {
+      if (t < operands.size())
+        take(rule.operands[t], operands[t]);
+    } else if (t - numOperands < rule.results.size() && t - numOperands < results.size()) {
+      take(rule.results[t - numOperands], results[t - numOperands]);
+    }
+  };
+  if (first >= 0)
+    takeTensor(static_cast<size_t>(first));
+  for (size_t t = 0; t < numOperands + rule.results.size(); ++t)
+    if (static_cast<int>(t) != first)
+      takeTensor(t);
   keepMajorFactorsFull(rule, factorAxes, mesh);
   return factorAxes;
 }

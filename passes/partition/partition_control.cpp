@@ -140,6 +140,15 @@ public:
   }
 
 private:
+  /// How often the loop's regions run (for a while, kWhileRuns).
+  double trips() const {
+    if (op_.kind != OpKind::For)
+      return kWhileRuns;
+    int64_t lower = op_.get(attrs::lower, 0), upper = op_.get(attrs::upper, 0);
+    int64_t step = std::max<int64_t>(1, op_.get(attrs::loopStep, 1));
+    return upper > lower ? static_cast<double>((upper - lower - 1) / step + 1) : 1.0;
+  }
+
   Body &body_;
   const Op &op_;
   Op *copy_ = nullptr;
@@ -153,8 +162,8 @@ private:
   /// A child body for `to`, seeing the values above; the region's carried
   /// arguments are laid out as `layouts`.
   Body child(const Block &from, Block &to, const std::vector<Sharding> &layouts) {
-    Body inner{body_.module, body_.mesh,  to,          body_.names,         body_.report,
-               body_.locals, body_.plans, body_.rules, body_.reuseReshards, body_.reshards};
+    Body inner{body_.module, body_.mesh,  to,          body_.names,   body_.report,
+               body_.locals, body_.plans, body_.rules, body_.options, body_.reshards};
     to.loc = from.loc;
     to.endLoc = from.endLoc;
     to.hasReturn = from.hasReturn;
@@ -167,6 +176,12 @@ private:
                                   : layouts.at(a - first);
       to.args.push_back(localValue(body_, arg, layout, nullptr));
       inner.locals[&arg] = Local{to.args.back().get(), layout, {}, "sum"};
+    }
+    inner.runs = body_.runs;
+    if (op_.kind != OpKind::If) { // a branch hoists nothing
+      inner.beforeLoop = &body_.locals;
+      inner.hoistedRuns = body_.runs;
+      inner.runs *= trips();
     }
     return inner;
   }

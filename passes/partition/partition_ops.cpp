@@ -102,6 +102,91 @@ std::string operandReason(const Op &op, size_t i, const ShardingRule &rule,
   return fmt::format("operand {} of {}", i, op.name());
 }
 
+/// A way to compute an op: the axes of each factor, and the layouts they
+/// give its operands and its result (partial over the axes of its sharded
+/// reduction factors).
+struct Assignment {
+  std::vector<std::vector<AxisRef>> factorAxes;
+  std::vector<Sharding> operands;
+  Local result;
+};
+
+Assignment layoutsOf(std::vector<std::vector<AxisRef>> factorAxes, const Op &op,
+                     const ShardingRule &rule, const Mesh &mesh) {
+  Assignment a;
+  for (const TensorFactors &operand : rule.operands)
+    a.operands.push_back(shardingFromFactors(mesh.name, operand, factorAxes, mesh));
+  a.result.sharding = shardingFromFactors(mesh.name, rule.results[0], factorAxes, mesh);
+  a.result.partialKind = reductionKind(op.kind);
+  for (size_t f = 0; f < rule.numFactors(); ++f)
+    if (rule.factorKinds[f] == FactorKind::Reduction)
+      a.result.partial.insert(a.result.partial.end(), factorAxes[f].begin(), factorAxes[f].end());
+  a.factorAxes = std::move(factorAxes);
+  return a;
+}
+
+/// The way `op` is computed. assignFactors lets the operands choose first,
+/// in order, then the results: their data is in place. When that needs
+/// collectives, each other tensor choosing first is tried too, and the one
+/// that sends the fewest bytes (operands to the op's layout, the result to
+/// its declared one, partial sums reduced; in a loop, times the
+/// iterations, except a reshard hoisted in front of it) wins, unless it
+/// computes more per device; ties keep the default. GSPMD weighs a dot's
+/// ways the same way: y = x W with x split by rows and W and y by columns
+/// gathers x (x's rows), not W (all of W, then y moved from rows to
+/// columns).
+Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
+                            const std::vector<const Local *> &inputs,
+                            const std::vector<const Sharding *> &operands,
+                            const std::vector<const Sharding *> &results) {
+  const Mesh &mesh = body.mesh;
+  // In a loop, a reshard of a value from before it is hoisted in front of it.
+  auto runsOf = [&](const Value *operand) {
+    return body.beforeLoop && body.beforeLoop->count(operand) ? body.hoistedRuns : body.runs;
+  };
+  auto bytesOf = [&](const Assignment &a) {
+    double bytes = 0;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      bytes += runsOf(op.operands[i]) *
+               static_cast<double>(
+                   reshardBytes(body, *inputs[i], op.operands[i]->type, a.operands[i], op.loc));
+    return bytes + body.runs * static_cast<double>(reshardBytes(body, a.result, op.result()->type,
+                                                                *results[0], op.loc));
+  };
+  // Elements each device computes on: the product of its factors' shares.
+  auto work = [&](const std::vector<std::vector<AxisRef>> &factorAxes) {
+    double n = 1;
+    for (size_t f = 0; f < rule.numFactors(); ++f)
+      n *= static_cast<double>(localDimSize(rule.factorSizes[f], productOf(factorAxes[f], mesh)));
+    return n;
+  };
+  Assignment best = layoutsOf(assignFactors(op, rule, operands, results, mesh), op, rule, mesh);
+  if (!body.options.cheapestAssignment)
+    return best;
+  double bestBytes = bytesOf(best);
+  if (bestBytes == 0)
+    return best;
+  const double bestWork = work(best.factorAxes);
+  auto same = [](const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
+    return sameAxisList(a, b);
+  };
+  const int tensors = static_cast<int>(rule.operands.size() + rule.results.size());
+  for (int first = 1; first < tensors; ++first) {
+    std::vector<std::vector<AxisRef>> other =
+        assignFactors(op, rule, operands, results, mesh, first);
+    if (std::equal(other.begin(), other.end(), best.factorAxes.begin(), best.factorAxes.end(),
+                   same) ||
+        work(other) > bestWork)
+      continue;
+    Assignment candidate = layoutsOf(std::move(other), op, rule, mesh);
+    if (double bytes = bytesOf(candidate); bytes < bestBytes) {
+      best = std::move(candidate);
+      bestBytes = bytes;
+    }
+  }
+  return best;
+}
+
 void partitionGeneric(Body &body, const Op &op) {
   const ShardingRule *rule = body.rules->get(op);
   if (!rule)
@@ -120,15 +205,15 @@ void partitionGeneric(Body &body, const Op &op) {
     results.push_back(declared(*r, mesh));
   for (const Sharding &s : results)
     resultShardings.push_back(&s);
-  std::vector<std::vector<AxisRef>> factorAxes =
-      assignFactors(op, *rule, operandShardings, resultShardings, mesh);
+  Assignment chosen = chooseAssignment(body, op, *rule, inputs, operandShardings, resultShardings);
+  const std::vector<std::vector<AxisRef>> &factorAxes = chosen.factorAxes;
 
   // 2-3. Operands in the op's layout, padding masked where it is reduced.
-  const std::string kind = reductionKind(op.kind);
+  const std::string kind = chosen.result.partialKind;
   std::vector<Value *> operands;
   std::vector<int64_t> firstLocal;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Sharding required = shardingFromFactors(mesh.name, rule->operands[i], factorAxes, mesh);
+    const Sharding &required = chosen.operands[i];
     // Most operands are in the layout the op needs already: no reshard, and
     // no reason to word.
     const Local &input = *inputs[i];
@@ -148,20 +233,16 @@ void partitionGeneric(Body &body, const Op &op) {
   }
 
   // 4. The local op; partial over the axes of its sharded reduction factors.
-  std::vector<AxisRef> partial;
-  for (size_t f = 0; f < rule->numFactors(); ++f)
-    if (rule->factorKinds[f] == FactorKind::Reduction)
-      partial.insert(partial.end(), factorAxes[f].begin(), factorAxes[f].end());
   const Value &result = *op.result();
-  Sharding natural = shardingFromFactors(mesh.name, rule->results[0], factorAxes, mesh);
-  TensorType type{localShape(result.type.shape, natural, mesh), result.type.dtype};
+  TensorType type{localShape(result.type.shape, chosen.result.sharding, mesh), result.type.dtype};
   OpKind localKind = op.kind;
-  if (op.kind == OpKind::ReduceMean && !partial.empty())
+  if (op.kind == OpKind::ReduceMean && !chosen.result.partial.empty())
     localKind = OpKind::ReduceSum; // the mean divides the whole sum, below
   Value *v = body.emit(localKind, operands, localAttrs(op, firstLocal), type, op.loc, result.name);
-  Local out{v, natural, std::move(partial), kind};
+  Local out = std::move(chosen.result);
+  out.value = v;
   if (localKind != op.kind) {
-    out = reshardLocal(body, out, result.type, natural, op.loc,
+    out = reshardLocal(body, out, result.type, out.sharding, op.loc,
                        fmt::format("partial sum of {}", op.name()));
     int64_t count = 1;
     for (size_t d = 0; d < rule->operands[0].size(); ++d)

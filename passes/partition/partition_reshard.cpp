@@ -5,9 +5,9 @@
 // of a dim. Every collective is recorded in the report.
 #include "passes/partition/PartitionInternal.h"
 
-#include "ir/Printer.h"
-
 #include <fmt/format.h>
+
+#include <charconv>
 
 namespace shardc::partition {
 namespace {
@@ -69,13 +69,55 @@ Value *emitStep(Body &body, Value *v, const ReshardStep &step, Loc loc) {
   throw std::logic_error("partition: a cross-mesh step inside one mesh");
 }
 
-/// A request in words: what Body::plans and Body::reshards are keyed by.
+void appendNumber(std::string &key, int64_t n) {
+  char digits[24];
+  auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
+  static_cast<void>(error);
+  key.append(digits, end);
+  key += ',';
+}
+
+/// A name, its length first (names may hold any character).
+void appendName(std::string &key, const std::string &name) {
+  appendNumber(key, static_cast<int64_t>(name.size()));
+  key += name;
+}
+
+void appendAxes(std::string &key, const std::vector<AxisRef> &axes) {
+  appendNumber(key, static_cast<int64_t>(axes.size()));
+  for (const AxisRef &axis : axes) {
+    appendName(key, axis.name);
+    appendNumber(key, axis.preSize);
+    appendNumber(key, axis.size);
+  }
+}
+
+void appendSharding(std::string &key, const Sharding &sharding) {
+  appendName(key, sharding.meshName);
+  appendNumber(key, static_cast<int64_t>(sharding.dims.size()));
+  for (const DimSharding &dim : sharding.dims) {
+    appendAxes(key, dim.axes);
+    appendNumber(key, dim.open);
+    appendNumber(key, dim.priority.value_or(-1));
+  }
+  appendAxes(key, sharding.replicated);
+}
+
+/// What Body::plans and Body::reshards are keyed by: everything the plan
+/// depends on, written compactly (partitioning asks for a key per operand
+/// of every op that needs a collective, and per way it weighs).
 std::string requestKey(const Body &body, const ReshardRequest &request) {
-  std::string key = body.mesh.name + "|" + printType(request.type) + "|" +
-                    printSharding(request.source) + "|" + request.partialKind;
-  for (const AxisRef &axis : request.partialAxes)
-    key += fmt::format(" {}:{}:{}", axis.name, axis.preSize, axis.size);
-  key += "|" + printSharding(request.target);
+  std::string key;
+  key.reserve(128);
+  appendName(key, body.mesh.name);
+  appendNumber(key, static_cast<int64_t>(request.type.dtype));
+  appendNumber(key, static_cast<int64_t>(request.type.shape.size()));
+  for (int64_t extent : request.type.shape)
+    appendNumber(key, extent);
+  appendSharding(key, request.source);
+  appendName(key, request.partialKind);
+  appendAxes(key, request.partialAxes);
+  appendSharding(key, request.target);
   return key;
 }
 
@@ -97,12 +139,9 @@ ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, std::string ke
   return known->second;
 }
 
-} // namespace
-
-Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
-                   const Sharding &target, Loc cause, const std::string &reason) {
-  if (value.partial.empty() && sameLayout(value.sharding, target))
-    return value;
+/// The request that moves `value` (of `globalType`) to `target`.
+ReshardRequest requestFor(const Body &body, const Local &value, const TensorType &globalType,
+                          const Sharding &target) {
   ReshardRequest request;
   request.type = globalType;
   request.sourceMesh = request.targetMesh = &body.mesh;
@@ -112,13 +151,39 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   request.target = target;
   for (DimSharding &dim : request.target.dims)
     dim.open = false, dim.priority.reset();
+  return request;
+}
+
+/// Body::reshards' key: the value is SSA and the plan a function of the
+/// request, so the same request for the same local value gives the same
+/// copy.
+std::string reuseKey(const Local &value, const std::string &requestKey) {
+  return fmt::format("{}|{}", static_cast<const void *>(value.value), requestKey);
+}
+
+} // namespace
+
+int64_t reshardBytes(Body &body, const Local &value, const TensorType &globalType,
+                     const Sharding &target, Loc cause) {
+  if (value.partial.empty() && sameLayout(value.sharding, target))
+    return 0;
+  ReshardRequest request = requestFor(body, value, globalType, target);
   std::string key = requestKey(body, request);
-  // The value is SSA and the plan a function of the request: the same
-  // request for the same local value gives the same copy.
-  std::string reuseKey;
-  if (body.reuseReshards) {
-    reuseKey = fmt::format("{}|{}", static_cast<const void *>(value.value), key);
-    if (auto known = body.reshards.find(reuseKey); known != body.reshards.end())
+  if (body.options.reuseReshards && body.reshards.count(reuseKey(value, key)))
+    return 0;
+  return cachedPlan(body, request, std::move(key), cause).bytes;
+}
+
+Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
+                   const Sharding &target, Loc cause, const std::string &reason) {
+  if (value.partial.empty() && sameLayout(value.sharding, target))
+    return value;
+  ReshardRequest request = requestFor(body, value, globalType, target);
+  std::string key = requestKey(body, request);
+  std::string reused;
+  if (body.options.reuseReshards) {
+    reused = reuseKey(value, key);
+    if (auto known = body.reshards.find(reused); known != body.reshards.end())
       return known->second;
   }
   ReshardPlan plan = cachedPlan(body, request, std::move(key), cause);
@@ -138,8 +203,8 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   out.value = v;
   out.sharding = request.target;
   out.sharding.replicated.clear();
-  if (body.reuseReshards)
-    body.reshards.emplace(std::move(reuseKey), out);
+  if (body.options.reuseReshards)
+    body.reshards.emplace(std::move(reused), out);
   return out;
 }
 

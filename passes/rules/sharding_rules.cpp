@@ -312,12 +312,10 @@ Sharding shardingFromFactors(const std::string &meshName, const TensorFactors &f
                              const std::vector<std::vector<AxisRef>> &factorAxes,
                              const Mesh &mesh) {
   Sharding s = Sharding::replicatedOn(meshName, factors.size());
-  for (size_t d = 0; d < factors.size(); ++d) {
-    std::vector<AxisRef> axes;
+  for (size_t d = 0; d < factors.size(); ++d)
     for (int f : factors[d])
-      axes.insert(axes.end(), factorAxes[f].begin(), factorAxes[f].end());
-    s.dims[d].axes = mergedAxes(axes, mesh);
-  }
+      for (const AxisRef &axis : factorAxes[f])
+        appendMerging(s.dims[d].axes, axis, mesh);
   return s;
 }
 
