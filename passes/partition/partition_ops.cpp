@@ -179,7 +179,13 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
         work(other) > bestWork)
       continue;
     Assignment candidate = layoutsOf(std::move(other), op, rule, mesh);
-    if (double bytes = bytesOf(candidate); bytes < bestBytes) {
+    double bytes;
+    try {
+      bytes = bytesOf(candidate);
+    } catch (const Unsupported &) {
+      continue; // a layout the planner cannot reach: not a way to take
+    }
+    if (bytes < bestBytes) {
       best = std::move(candidate);
       bestBytes = bytes;
     }
