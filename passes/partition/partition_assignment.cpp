@@ -8,7 +8,9 @@
 //    result's declared sharding. A factor takes the first non-empty
 //    projection whose axes no other factor uses yet, nor clash with one
 //    ("a":(1)2 and "a":(3)2 of a=6 cannot coexist), operands first: their
-//    data is already in place; the results' layouts follow from it.
+//    data is already in place; the results' layouts follow from it. (The
+//    partitioner also tries each other tensor first and keeps the way that
+//    sends the fewest bytes: partition_ops.cpp.)
 // 2. Factors that cannot be sharded for a local op stay empty: permutation
 //    factors (concat's dim, sliced and padded dims), reshape factors on one
 //    side only, and factors of multi-factor dims whose size the axes do not
