@@ -130,13 +130,20 @@ public:
     body_.block.ops.push_back(std::move(copy));
     if (op_.kind == OpKind::If)
       return;
+    std::set<const Op *> hoisted;
     for (Block *r : copy_->regions()) {
       size_t before = body_.block.ops.size();
       std::vector<const Op *> moved = hoistInvariants(*r, body_.block, at);
       at += body_.block.ops.size() - before;
       if (body_.report)
         body_.report->hoisted(moved);
+      hoisted.insert(moved.begin(), moved.end());
     }
+    // A reshard the regions made of a value from before the loop now runs in
+    // front of it: the ops after the loop may reuse it too.
+    for (auto &[key, local] : regionReshards_)
+      if (local.value && hoisted.count(local.value->definingOp))
+        body_.reshards.emplace(key, std::move(local));
   }
 
 private:
@@ -152,6 +159,7 @@ private:
   Body &body_;
   const Op &op_;
   Op *copy_ = nullptr;
+  std::vector<std::pair<std::string, Local>> regionReshards_;
 
   /// `v` (rank 0) replicated on every device, its partial sums reduced.
   static Value *replicated(Body &body, const Value &v, const std::string &why) {
@@ -195,10 +203,21 @@ private:
     }
   }
 
+  /// Keeps the reshards a loop's region made that the enclosing body does
+  /// not have (run() hands those that were hoisted to it).
+  void keepReshards(const Body &inner) {
+    if (op_.kind == OpKind::If || !body_.options.reuseReshards)
+      return;
+    for (const auto &[key, local] : inner.reshards)
+      if (!body_.reshards.count(key))
+        regionReshards_.emplace_back(key, local);
+  }
+
   /// A body or branch: its ops, then each returned value in `layouts`.
   void region(const Block &from, Block &to, const std::vector<Sharding> &layouts, const char *why) {
     Body inner = child(from, to, layouts);
     partitionRegionOps(inner, from);
+    keepReshards(inner);
     for (size_t i = 0; i < from.returned.size() && i < layouts.size(); ++i) {
       const Value *v = from.returned[i];
       Loc loc = i < from.returnedLocs.size() ? from.returnedLocs[i] : from.returnLoc;
@@ -212,6 +231,7 @@ private:
   void condRegion(const Block &from, Block &to, const std::vector<Sharding> &layouts) {
     Body inner = child(from, to, layouts);
     partitionRegionOps(inner, from);
+    keepReshards(inner);
     if (from.returned.empty() || !from.returned[0])
       throw Unsupported(op_.loc, "while - cannot partition: its cond returns nothing");
     to.returned.push_back(replicated(inner, *from.returned[0], "predicate of while"));
