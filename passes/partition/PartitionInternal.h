@@ -93,7 +93,7 @@ struct Body {
   std::map<std::string, Local> reshards;
   /// How often this body's ops run per run of the manual_computation: a
   /// `for` multiplies its trip count, a `while` kWhileRuns. It weighs the
-  /// bytes of the ways to compute an op (chooseFactors).
+  /// bytes of the ways to compute an op (chooseAssignment).
   double runs = 1;
   /// In a loop's body: the values visible before the loop. A reshard of one
   /// of them is hoisted in front of the loop, where it runs `hoistedRuns`
