@@ -72,9 +72,6 @@ struct Mesh {
 std::optional<AxisType> parseAxisType(const std::string &word);
 const char *axisTypeName(AxisType type);
 
-/// A full axis (`"x"`, preSize == 0, size == 0: look its size up in the mesh)
-/// or a sub-axis (`"x":(m)k`, preSize = m, size = k). `name` is the text
-/// between the quotes, as written.
 /// Whether two mesh axis names are equal. Axis names are a character or two
 /// ("x", "dp"), where std::string's == calls memcmp; propagation and
 /// partitioning compare them about 60 times per op (1.5% of the
@@ -90,6 +87,9 @@ inline bool sameAxisName(const std::string &a, const std::string &b) {
   return true;
 }
 
+/// A full axis (`"x"`, preSize == 0, size == 0: look its size up in the mesh)
+/// or a sub-axis (`"x":(m)k`, preSize = m, size = k). `name` is the text
+/// between the quotes, as written.
 struct AxisRef {
   std::string name;
   int64_t preSize = 0;
