@@ -322,8 +322,11 @@ void Generator::emitCollective() {
     const std::string &axis = rng_.pick(manual).first;
     bool drop = rng_.chance(0.2);
     Val r = x;
+    // The instance left without a sender holds zeros: it differs from its
+    // neighbours along every manual axis, not only the permuted one.
     if (drop)
-      r.varies.insert(axis);
+      for (const auto &m : manual)
+        r.varies.insert(m.first);
     emit(fmt::format("collective_permute %{} {{pairs = [{}]}}", x.name,
                      fmt::join(permutePairs(axis, drop), ", ")),
          r);
