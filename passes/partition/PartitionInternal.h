@@ -11,11 +11,13 @@
 
 #include "ir/AxisAlgebra.h"
 #include "ir/IR.h"
+#include "ir/ShardingKey.h"
 
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shardc::partition {
@@ -67,6 +69,29 @@ private:
 /// decide before bytes moved once in front of it.
 constexpr double kWhileRuns = 1e6;
 
+/// A way to compute an op: the axes of each factor, and the layouts they
+/// give its operands and its result (partial over the axes of its sharded
+/// reduction factors).
+struct Assignment {
+  std::vector<std::vector<AxisRef>> factorAxes;
+  std::vector<Sharding> operands;
+  Local result;
+};
+
+/// What partitioning one function computes once and looks up after: a
+/// program repeats its layers, and with them the same questions.
+struct PartitionCaches {
+  /// Reshard plans, by request (planReshard is a pure function; the search
+  /// is the costly part of partitioning).
+  std::unordered_map<KeyWords, ReshardPlan, KeyWordsHash> plans;
+  /// The ops' sharding rules, each distinct one made once.
+  ShardingRuleCache rules;
+  /// Assignments (assignFactors and the layouts it gives), by the op's rule
+  /// and kind, the mesh, which tensor chooses first, and the operands' and
+  /// results' shardings (see assignmentKey in partition_ops.cpp).
+  std::unordered_map<KeyWords, Assignment, KeyWordsHash> assignments;
+};
+
 /// The body of one per-device manual_computation being built.
 struct Body {
   const Module &module;
@@ -78,19 +103,15 @@ struct Body {
   /// tree keyed by their addresses is walked mostly along its recent, cached
   /// part (hashed, partitioning 100,000 ops was no faster).
   std::map<const Value *, Local> locals;
-  /// Reshard plans already searched in this function, by request: a program
-  /// repeats the same resharding (every layer of a model), and the search is
-  /// the costly part of partitioning (planReshard is a pure function).
-  std::map<std::string, ReshardPlan> *plans = nullptr;
-  /// The ops' sharding rules, each distinct one made once per function.
-  ShardingRuleCache *rules = nullptr;
+  /// The function's (shared by its nested bodies).
+  PartitionCaches *caches = nullptr;
   /// Whether a reshard already emitted in this body (or one around it)
   /// serves a later request for the same local value and layout, and
   /// whether ops are computed their cheapest way.
   PartitionOptions options{false, false};
   /// Those reshards, by local value and request; a nested body starts from
   /// a copy (what it adds is not visible outside it).
-  std::map<std::string, Local> reshards;
+  std::unordered_map<KeyWords, Local, KeyWordsHash> reshards;
   /// How often this body's ops run per run of the manual_computation: a
   /// `for` multiplies its trip count, a `while` kWhileRuns. It weighs the
   /// bytes of the ways to compute an op (chooseAssignment).

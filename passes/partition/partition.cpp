@@ -31,6 +31,7 @@ namespace {
 using partition::Body;
 using partition::Local;
 using partition::NameTable;
+using partition::PartitionCaches;
 using partition::Unsupported;
 
 /// Calls `fn` on every value `op` reads: its operands and what its regions
@@ -155,8 +156,7 @@ private:
   const Module &module_;
   Function &f_;
   CollectiveReport *report_;
-  std::map<std::string, ReshardPlan> plans_; // Body::plans
-  ShardingRuleCache rules_;                  // Body::rules
+  PartitionCaches caches_; // Body::caches
   PartitionOptions options_;
   NameTable names_;
   std::vector<std::unique_ptr<Op>> old_;
@@ -421,7 +421,7 @@ private:
     axes.kind = Attribute::Kind::AxisSet;
     for (const MeshAxis &axis : mesh.axes)
       axes.axes.push_back(AxisRef{axis.name, 0, 0, {}});
-    Body body{module_, mesh, *mc->body, names_, report_, {}, &plans_, &rules_, options_};
+    Body body{module_, mesh, *mc->body, names_, report_, {}, &caches_, options_, {}};
     for (const Value *input : inputs) {
       if (!input->sharding)
         throw Unsupported(firstLoc,

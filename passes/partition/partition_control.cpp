@@ -159,7 +159,7 @@ private:
   Body &body_;
   const Op &op_;
   Op *copy_ = nullptr;
-  std::vector<std::pair<std::string, Local>> regionReshards_;
+  std::vector<std::pair<KeyWords, Local>> regionReshards_;
 
   /// `v` (rank 0) replicated on every device, its partial sums reduced.
   static Value *replicated(Body &body, const Value &v, const std::string &why) {
@@ -170,8 +170,9 @@ private:
   /// A child body for `to`, seeing the values above; the region's carried
   /// arguments are laid out as `layouts`.
   Body child(const Block &from, Block &to, const std::vector<Sharding> &layouts) {
-    Body inner{body_.module, body_.mesh,  to,          body_.names,   body_.report,
-               body_.locals, body_.plans, body_.rules, body_.options, body_.reshards};
+    Body inner{body_.module, body_.mesh,    to,
+               body_.names,  body_.report,  body_.locals,
+               body_.caches, body_.options, body_.reshards};
     to.loc = from.loc;
     to.endLoc = from.endLoc;
     to.hasReturn = from.hasReturn;

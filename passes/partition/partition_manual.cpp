@@ -108,8 +108,8 @@ void inlineControlFlow(Body &body, const Op &userOp, ValueMap &inner,
     to->endLoc = from->endLoc;
     for (const auto &arg : from->args)
       to->args.push_back(fresh(*arg, nullptr));
-    Body region{body.module, body.mesh,  *to,        body.names,  body.report,
-                {},          body.plans, body.rules, body.options};
+    Body region{body.module, body.mesh,   *to,          body.names, body.report,
+                {},          body.caches, body.options, {}};
     inlineBlock(region, *from, inner, manual);
     for (const Value *returned : from->returned) {
       auto it = inner.find(returned);

@@ -102,15 +102,6 @@ std::string operandReason(const Op &op, size_t i, const ShardingRule &rule,
   return fmt::format("operand {} of {}", i, op.name());
 }
 
-/// A way to compute an op: the axes of each factor, and the layouts they
-/// give its operands and its result (partial over the axes of its sharded
-/// reduction factors).
-struct Assignment {
-  std::vector<std::vector<AxisRef>> factorAxes;
-  std::vector<Sharding> operands;
-  Local result;
-};
-
 Assignment layoutsOf(std::vector<std::vector<AxisRef>> factorAxes, const Op &op,
                      const ShardingRule &rule, const Mesh &mesh) {
   Assignment a;
@@ -123,6 +114,32 @@ Assignment layoutsOf(std::vector<std::vector<AxisRef>> factorAxes, const Op &op,
       a.result.partial.insert(a.result.partial.end(), factorAxes[f].begin(), factorAxes[f].end());
   a.factorAxes = std::move(factorAxes);
   return a;
+}
+
+/// assignFactors and the layouts it gives, computed once per function for
+/// each key: the op's rule (ops of one kind and shapes share one) and kind,
+/// the mesh, `first`, and the shardings of the operands and results (with
+/// their axes' source locations, which the layouts copy).
+const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule &rule,
+                                   const std::vector<const Sharding *> &operands,
+                                   const std::vector<const Sharding *> &results, int first) {
+  KeyWords key{reinterpret_cast<uintptr_t>(&rule),
+               static_cast<uint64_t>(op.kind),
+               reinterpret_cast<uintptr_t>(&body.mesh),
+               static_cast<uint64_t>(first),
+               operands.size(),
+               results.size()};
+  for (const auto *tensors : {&operands, &results})
+    for (const Sharding *sharding : *tensors) {
+      key.push_back(sharding != nullptr);
+      if (sharding)
+        appendKey(key, *sharding, true);
+    }
+  auto [it, added] = body.caches->assignments.try_emplace(std::move(key));
+  if (added)
+    it->second = layoutsOf(assignFactors(op, rule, operands, results, body.mesh, first), op, rule,
+                           body.mesh);
+  return it->second;
 }
 
 /// The way `op` is computed. assignFactors lets the operands choose first,
@@ -160,7 +177,7 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
       n *= static_cast<double>(localDimSize(rule.factorSizes[f], productOf(factorAxes[f], mesh)));
     return n;
   };
-  Assignment best = layoutsOf(assignFactors(op, rule, operands, results, mesh), op, rule, mesh);
+  Assignment best = cachedAssignment(body, op, rule, operands, results, -1);
   if (!body.options.cheapestAssignment)
     return best;
   double bestBytes = bytesOf(best);
@@ -172,13 +189,12 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
   };
   const int tensors = static_cast<int>(rule.operands.size() + rule.results.size());
   for (int first = 1; first < tensors; ++first) {
-    std::vector<std::vector<AxisRef>> other =
-        assignFactors(op, rule, operands, results, mesh, first);
+    const Assignment &candidate = cachedAssignment(body, op, rule, operands, results, first);
+    const std::vector<std::vector<AxisRef>> &other = candidate.factorAxes;
     if (std::equal(other.begin(), other.end(), best.factorAxes.begin(), best.factorAxes.end(),
                    same) ||
         work(other) > bestWork)
       continue;
-    Assignment candidate = layoutsOf(std::move(other), op, rule, mesh);
     double bytes;
     try {
       bytes = bytesOf(candidate);
@@ -186,7 +202,7 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
       continue; // a layout the planner cannot reach: not a way to take
     }
     if (bytes < bestBytes) {
-      best = std::move(candidate);
+      best = candidate;
       bestBytes = bytes;
     }
   }
@@ -194,7 +210,7 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
 }
 
 void partitionGeneric(Body &body, const Op &op) {
-  const ShardingRule *rule = body.rules->get(op);
+  const ShardingRule *rule = body.caches->rules.get(op);
   if (!rule)
     throw Unsupported(op.loc, fmt::format("{} - cannot partition: no sharding rule", op.name()));
   const Mesh &mesh = body.mesh;

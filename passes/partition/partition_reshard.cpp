@@ -5,10 +5,6 @@
 // of a dim. Every collective is recorded in the report.
 #include "passes/partition/PartitionInternal.h"
 
-#include <fmt/format.h>
-
-#include <charconv>
-
 namespace shardc::partition {
 namespace {
 
@@ -69,61 +65,27 @@ Value *emitStep(Body &body, Value *v, const ReshardStep &step, Loc loc) {
   throw std::logic_error("partition: a cross-mesh step inside one mesh");
 }
 
-void appendNumber(std::string &key, int64_t n) {
-  char digits[24];
-  auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
-  static_cast<void>(error);
-  key.append(digits, end);
-  key += ',';
-}
-
-/// A name, its length first (names may hold any character).
-void appendName(std::string &key, const std::string &name) {
-  appendNumber(key, static_cast<int64_t>(name.size()));
-  key += name;
-}
-
-void appendAxes(std::string &key, const std::vector<AxisRef> &axes) {
-  appendNumber(key, static_cast<int64_t>(axes.size()));
-  for (const AxisRef &axis : axes) {
-    appendName(key, axis.name);
-    appendNumber(key, axis.preSize);
-    appendNumber(key, axis.size);
-  }
-}
-
-void appendSharding(std::string &key, const Sharding &sharding) {
-  appendName(key, sharding.meshName);
-  appendNumber(key, static_cast<int64_t>(sharding.dims.size()));
-  for (const DimSharding &dim : sharding.dims) {
-    appendAxes(key, dim.axes);
-    appendNumber(key, dim.open);
-    appendNumber(key, dim.priority.value_or(-1));
-  }
-  appendAxes(key, sharding.replicated);
-}
-
-/// What Body::plans and Body::reshards are keyed by: everything the plan
-/// depends on, written compactly (partitioning asks for a key per operand
-/// of every op that needs a collective, and per way it weighs).
-std::string requestKey(const Body &body, const ReshardRequest &request) {
-  std::string key;
-  key.reserve(128);
-  appendName(key, body.mesh.name);
-  appendNumber(key, static_cast<int64_t>(request.type.dtype));
-  appendNumber(key, static_cast<int64_t>(request.type.shape.size()));
+/// What PartitionCaches::plans and Body::reshards are keyed by: everything
+/// the plan depends on (partitioning asks for a key per operand of every op
+/// that needs a collective, and per way it weighs).
+KeyWords requestKey(const Body &body, const ReshardRequest &request) {
+  KeyWords key;
+  key.reserve(64);
+  appendKey(key, body.mesh.name);
+  key.push_back(static_cast<uint64_t>(request.type.dtype));
+  key.push_back(request.type.shape.size());
   for (int64_t extent : request.type.shape)
-    appendNumber(key, extent);
-  appendSharding(key, request.source);
-  appendName(key, request.partialKind);
-  appendAxes(key, request.partialAxes);
-  appendSharding(key, request.target);
+    key.push_back(static_cast<uint64_t>(extent));
+  appendKey(key, request.source, false);
+  appendKey(key, request.partialKind);
+  appendKey(key, request.partialAxes, false);
+  appendKey(key, request.target, false);
   return key;
 }
 
 /// planReshard(request), searched once per distinct request of the function
-/// (Body::plans); `key` is requestKey's.
-ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, std::string key, Loc cause) {
+/// (PartitionCaches::plans); `key` is requestKey's.
+ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, KeyWords key, Loc cause) {
   auto search = [&] {
     try {
       return planReshard(request);
@@ -131,11 +93,11 @@ ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, std::string ke
       throw Unsupported(cause, e.what());
     }
   };
-  if (!body.plans)
+  if (!body.caches)
     return search();
-  auto known = body.plans->find(key);
-  if (known == body.plans->end())
-    known = body.plans->emplace(std::move(key), search()).first;
+  auto known = body.caches->plans.find(key);
+  if (known == body.caches->plans.end())
+    known = body.caches->plans.emplace(std::move(key), search()).first;
   return known->second;
 }
 
@@ -157,8 +119,12 @@ ReshardRequest requestFor(const Body &body, const Local &value, const TensorType
 /// Body::reshards' key: the value is SSA and the plan a function of the
 /// request, so the same request for the same local value gives the same
 /// copy.
-std::string reuseKey(const Local &value, const std::string &requestKey) {
-  return fmt::format("{}|{}", static_cast<const void *>(value.value), requestKey);
+KeyWords reuseKey(const Local &value, const KeyWords &requestKey) {
+  KeyWords key;
+  key.reserve(requestKey.size() + 1);
+  key.push_back(reinterpret_cast<uintptr_t>(value.value));
+  key.insert(key.end(), requestKey.begin(), requestKey.end());
+  return key;
 }
 
 } // namespace
@@ -168,7 +134,7 @@ int64_t reshardBytes(Body &body, const Local &value, const TensorType &globalTyp
   if (value.partial.empty() && sameLayout(value.sharding, target))
     return 0;
   ReshardRequest request = requestFor(body, value, globalType, target);
-  std::string key = requestKey(body, request);
+  KeyWords key = requestKey(body, request);
   if (body.options.reuseReshards && body.reshards.count(reuseKey(value, key)))
     return 0;
   return cachedPlan(body, request, std::move(key), cause).bytes;
@@ -179,8 +145,8 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
   if (value.partial.empty() && sameLayout(value.sharding, target))
     return value;
   ReshardRequest request = requestFor(body, value, globalType, target);
-  std::string key = requestKey(body, request);
-  std::string reused;
+  KeyWords key = requestKey(body, request);
+  KeyWords reused;
   if (body.options.reuseReshards) {
     reused = reuseKey(value, key);
     if (auto known = body.reshards.find(reused); known != body.reshards.end())

@@ -11,10 +11,13 @@
 //                             fixed point, closing
 //   propagate_manual.cpp      the rule across a manual_computation boundary
 //   propagate_origins.cpp     where each axis came from (opt-in)
+//   propagate_memo.cpp        outcomes of edge visits, replayed when a visit
+//                             repeats an earlier one
 #pragma once
 
 #include "ir/AxisAlgebra.h"
 #include "ir/IR.h"
+#include "ir/ShardingKey.h"
 #include "passes/propagate/FactorPropagation.h"
 #include "passes/propagate/ShardingOrigins.h"
 #include "passes/rules/ShardingRules.h"
@@ -137,6 +140,52 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module);
 /// holds only the free axes.
 void holdBack(Sharding &sharding, size_t d, const std::vector<AxisRef> *manualAxes);
 
+// ---- repeated visits (propagate_memo.cpp) -----------------------------------------
+
+using Storage = std::optional<Sharding>;
+
+/// What one visit of an edge wrote: for each tensor that gained axes (in
+/// visiting order), the dims that did and their new axes.
+struct EdgeOutcome {
+  struct TensorChange {
+    uint32_t tensor; // operands then results
+    std::vector<std::pair<uint32_t, std::vector<AxisRef>>> dims;
+  };
+  std::vector<TensorChange> changes;
+};
+
+/// Outcomes of edge visits, keyed by everything a visit reads: the rule (edges
+/// of ops of one kind and shapes share one), the stage's directions, the mesh,
+/// the forbidden and blocked axes, each tensor's element count and sharding
+/// (axes with their source locations, so that a replayed axis points where a
+/// computed one would), and which tensors are one value. A program that
+/// repeats its layers visits the same edge many times over; each visit after
+/// the first replays the outcome. Shardings enter the key as numbers, one per
+/// distinct sharding, each tensor's looked up again only after it changed.
+class EdgeMemo {
+public:
+  /// The key of visiting `edge` on `mesh` in `stage`, kept for find and
+  /// insert. `changedAt` and `clock` are the driver's change clock (by slot
+  /// number, the clock of its last change; now).
+  void key(const Edge &edge, int stage, const Mesh &mesh, const std::vector<uint64_t> &changedAt,
+           uint64_t clock);
+  /// The outcome of an earlier visit with the key, or null.
+  const EdgeOutcome *find() const;
+  /// Records the outcome of the visit with the key (up to a bound: a program
+  /// with no repetition would only fill memory).
+  void insert(EdgeOutcome outcome);
+
+private:
+  /// The number of `slot`'s sharding (0: none).
+  uint64_t shardingNumber(const Slot &slot, const std::vector<uint64_t> &changedAt, uint64_t clock);
+
+  KeyWords key_, scratch_;
+  std::unordered_map<KeyWords, EdgeOutcome, KeyWordsHash> outcomes_;
+  std::unordered_map<KeyWords, uint64_t, KeyWordsHash> shardingNumbers_;
+  /// By slot number: the clock when its number was taken, and the number.
+  std::vector<std::pair<uint64_t, uint64_t>> numberOfSlot_;
+};
+
 // ---- manual_computation boundaries (propagate_manual.cpp) -------------------------
 
 /// The rule between the global view `global` of a manual_computation in/out
@@ -172,8 +221,6 @@ struct EdgeVisit {
   FactorUpdate update;
   Loc loc;
 };
-
-using Storage = std::optional<Sharding>;
 
 /// Where each axis of each sharding came from, while propagation runs, keyed
 /// by where the sharding lives. Only used when a caller asks for origins.
