@@ -35,8 +35,21 @@ Value *IRBuilder::addParam(Block &block, antlr4::tree::TerminalNode *name, Annot
   return raw;
 }
 
+const IRBuilder::Scope *IRBuilder::topLevelScope() const {
+  if (!function_)
+    return nullptr;
+  // In a manual_computation body the module's scopes are hidden, the first
+  // of them first.
+  if (!hiddenScopes_.empty())
+    return hiddenScopes_.front();
+  return scopes_.empty() ? nullptr : &scopes_.front();
+}
+
 void IRBuilder::define(Value *value) {
+  const Scope *topLevel = topLevelScope();
   for (auto &scope : scopes_) {
+    if (&scope == topLevel)
+      continue;
     auto it = scope.find(value->name);
     if (it != scope.end()) {
       auto diag = diags_.error(value->loc, fmt::format("redefinition of value %{}", value->name));
@@ -55,13 +68,27 @@ void IRBuilder::poison(const std::vector<antlr4::tree::TerminalNode *> &names) {
 
 Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   std::string_view n = nameOf(name);
+  const Scope *topLevel = topLevelScope();
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+    if (&*it == topLevel)
+      continue;
     auto found = it->find(n);
     if (found != it->end())
       return found->second;
   }
+  if (topLevel)
+    if (auto outside = topLevel->find(n); outside != topLevel->end()) {
+      if (!outside->second) // its statement failed to build (reported)
+        return nullptr;
+      diags_
+          .error(loc(name),
+                 fmt::format("use of top-level value %{} inside function @{}", n, function_->name))
+          .note(outside->second->loc, "defined here, outside every function; pass it in as a "
+                                      "parameter instead");
+      return nullptr;
+    }
   for (const Scope *scope : hiddenScopes_)
-    if (auto hidden = scope->find(n); hidden != scope->end()) {
+    if (auto hidden = scope->find(n); scope != topLevel && hidden != scope->end()) {
       if (!hidden->second) // its statement failed to build (reported)
         return nullptr;
       diags_
@@ -75,6 +102,8 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
   // not depend on the hash order.
   std::vector<std::string> candidates;
   for (auto &scope : scopes_) {
+    if (&scope == topLevel)
+      continue;
     size_t first = candidates.size();
     for (auto &[k, v] : scope)
       if (v)

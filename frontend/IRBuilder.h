@@ -178,6 +178,9 @@ private:
   /// The keys view the Value's name or the file's text, both outliving the
   /// builder, so that a lookup copies no string.
   using Scope = std::unordered_map<std::string_view, Value *>;
+  /// Inside a function, the top-level snippets' scope (the first), which the
+  /// function does not see: it sees its parameters and its own values.
+  const Scope *topLevelScope() const;
   std::vector<Scope> scopes_;
   /// The scopes a manual_computation body cannot see (for the error message);
   /// they stay alive on the stack of the enclosing build.
