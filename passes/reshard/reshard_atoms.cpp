@@ -6,6 +6,7 @@
 #include "passes/reshard/ReshardPlannerInternal.h"
 
 #include "ir/ShardingLayout.h"
+#include "support/BlockLayout.h"
 
 #include <algorithm>
 #include <map>
@@ -158,37 +159,72 @@ int64_t localBytes(const Layout &layout, const TensorType &type) {
 
 std::optional<std::vector<std::pair<int64_t, int64_t>>>
 permutePairs(const Mesh &mesh, const Sharding &from, const Sharding &to, size_t rank) {
-  // Block index vector -> the source positions holding it, in order.
-  std::map<std::vector<int64_t>, std::vector<int64_t>> holders;
-  int64_t devices = mesh.deviceCount();
-  auto blockOf = [&](const Sharding &s, int64_t position) {
-    std::vector<int64_t> coords = meshCoordinates(mesh, position);
-    std::vector<int64_t> index;
-    for (size_t d = 0; d < rank; ++d)
-      index.push_back(d < s.dims.size() ? shardIndex(mesh, s.dims[d], coords) : 0);
-    return index;
+  // A block is the vector of its per-dim shard indices, written as one
+  // number: per dim a radix that holds both shardings' indices.
+  auto shardsOf = [&](const Sharding &s, size_t d) {
+    int64_t n = 1;
+    if (d < s.dims.size())
+      for (const AxisRef &axis : s.dims[d].axes) {
+        const MeshAxis *full = mesh.findAxis(axis.name);
+        n *= std::max<int64_t>(axis.effectiveSize(full ? full->size : 1), 1);
+      }
+    return n;
   };
-  for (int64_t p = 0; p < devices; ++p)
-    holders[blockOf(from, p)].push_back(p);
-  // Keep a device's own block where it can (a pair [p, p] moves nothing).
+  std::vector<int64_t> radix(rank);
+  for (size_t d = 0; d < rank; ++d)
+    radix[d] = std::max(shardsOf(from, d), shardsOf(to, d));
+  const int64_t devices = mesh.deviceCount();
+  std::vector<int64_t> sizes, coords(mesh.axes.size(), 0);
+  for (const MeshAxis &axis : mesh.axes)
+    sizes.push_back(axis.size);
+  auto blockOf = [&](const Sharding &s) {
+    int64_t id = 0;
+    for (size_t d = 0; d < rank; ++d)
+      id = id * radix[d] + (d < s.dims.size() ? shardIndex(mesh, s.dims[d], coords) : 0);
+    return id;
+  };
+  // Each position's block before and after; the holders of each block
+  // (sorted by block, then position).
+  std::vector<int64_t> target(static_cast<size_t>(devices));
+  std::vector<std::pair<int64_t, int64_t>> holders(static_cast<size_t>(devices));
+  for (int64_t p = 0; p < devices; ++p) {
+    support::rowMajorDigits(sizes.data(), sizes.size(), p, coords.data());
+    holders[static_cast<size_t>(p)] = {blockOf(from), p};
+    target[static_cast<size_t>(p)] = blockOf(to);
+  }
+  std::vector<int64_t> source(static_cast<size_t>(devices));
+  for (const auto &[block, p] : holders)
+    source[static_cast<size_t>(p)] = block;
+  std::sort(holders.begin(), holders.end());
+  // Keep a device's own block where it can (a pair [p, p] moves nothing);
+  // every other device takes the lowest source of its block left.
+  std::vector<bool> taken(static_cast<size_t>(devices), false);
   std::vector<std::pair<int64_t, int64_t>> pairs;
   std::vector<int64_t> unmatched;
   for (int64_t p = 0; p < devices; ++p) {
-    auto &list = holders[blockOf(to, p)];
-    auto self = std::find(list.begin(), list.end(), p);
-    if (self != list.end()) {
-      list.erase(self);
+    if (source[static_cast<size_t>(p)] == target[static_cast<size_t>(p)]) {
+      taken[static_cast<size_t>(p)] = true;
       pairs.push_back({p, p});
     } else {
       unmatched.push_back(p);
     }
   }
+  std::map<int64_t, size_t> next; // per block, where its untaken holders start
   for (int64_t p : unmatched) {
-    auto &list = holders[blockOf(to, p)];
-    if (list.empty())
+    int64_t block = target[static_cast<size_t>(p)];
+    auto [it, added] = next.try_emplace(block, 0);
+    if (added)
+      it->second = static_cast<size_t>(
+          std::lower_bound(holders.begin(), holders.end(), std::make_pair(block, int64_t{0})) -
+          holders.begin());
+    size_t &i = it->second;
+    while (i < holders.size() && holders[i].first == block &&
+           taken[static_cast<size_t>(holders[i].second)])
+      ++i;
+    if (i == holders.size() || holders[i].first != block)
       return std::nullopt;
-    pairs.push_back({list.front(), p});
-    list.erase(list.begin());
+    taken[static_cast<size_t>(holders[i].second)] = true;
+    pairs.push_back({holders[i].second, p});
   }
   std::sort(pairs.begin(), pairs.end());
   return pairs;

@@ -91,6 +91,41 @@ TEST_CASE("reshard planner: swapping the axes of two dims", "[reshard]") {
         "collective_permute bytes=128\n");
 }
 
+TEST_CASE("reshard planner: a permutation on a large mesh", "[reshard]") {
+  // 2 x 2 x 65536 devices: each of the 4 blocks has 65536 holders before and
+  // after, and half the devices change block. Each takes the lowest device of
+  // its new block not taken yet (the pairing once searched and erased each
+  // block's list per device: 2^35 steps here).
+  const int64_t z = 65536;
+  Mesh m = makeMesh({{"x", 2}, {"y", 2}, {"z", z}});
+  ReshardRequest r;
+  r.type = TensorType{{8}, DType::F32};
+  r.sourceMesh = r.targetMesh = &m;
+  r.source = on(m, {{full("x"), full("y")}});
+  r.target = on(m, {{full("y"), full("x")}});
+  ReshardPlan p = planReshard(r);
+  REQUIRE(p.steps.size() == 1);
+  REQUIRE(p.steps[0].kind == ReshardStepKind::CollectivePermute);
+  const auto &pairs = p.steps[0].pairs;
+  REQUIRE(pairs.size() == static_cast<size_t>(4 * z));
+  // Device (x, y, k) is at x * 2z + y * z + k; it holds block 2x + y before,
+  // 2y + x after. Devices with x == y keep theirs; (0, 1, k) takes its block
+  // from the lowest holder of it, (1, 0, k), and the other way round.
+  std::vector<int64_t> sourceOf(static_cast<size_t>(4 * z), -1);
+  bool eachTargetOnce = true;
+  for (auto [source, target] : pairs) {
+    eachTargetOnce = eachTargetOnce && sourceOf[static_cast<size_t>(target)] == -1;
+    sourceOf[static_cast<size_t>(target)] = source;
+  }
+  REQUIRE(eachTargetOnce);
+  for (int64_t k : {int64_t{0}, int64_t{1}, z - 1}) {
+    CHECK(sourceOf[static_cast<size_t>(k)] == k);
+    CHECK(sourceOf[static_cast<size_t>(z + k)] == 2 * z + k);
+    CHECK(sourceOf[static_cast<size_t>(2 * z + k)] == z + k);
+    CHECK(sourceOf[static_cast<size_t>(3 * z + k)] == 3 * z + k);
+  }
+}
+
 TEST_CASE("reshard planner: swap on 2x4 beats gathering everything", "[reshard]") {
   Mesh m = makeMesh({{"x", 2}, {"y", 4}});
   int64_t bytes = 0;
