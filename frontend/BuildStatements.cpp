@@ -76,17 +76,6 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
     if (found != it->end())
       return found->second;
   }
-  if (topLevel)
-    if (auto outside = topLevel->find(n); outside != topLevel->end()) {
-      if (!outside->second) // its statement failed to build (reported)
-        return nullptr;
-      diags_
-          .error(loc(name),
-                 fmt::format("use of top-level value %{} inside function @{}", n, function_->name))
-          .note(outside->second->loc, "defined here, outside every function; pass it in as a "
-                                      "parameter instead");
-      return nullptr;
-    }
   for (const Scope *scope : hiddenScopes_)
     if (auto hidden = scope->find(n); scope != topLevel && hidden != scope->end()) {
       if (!hidden->second) // its statement failed to build (reported)
@@ -96,6 +85,17 @@ Value *IRBuilder::lookup(antlr4::tree::TerminalNode *name) {
                                         "manual_computation body",
                                         n))
           .note(hidden->second->loc, "defined here; pass it in as an operand instead");
+      return nullptr;
+    }
+  if (topLevel)
+    if (auto outside = topLevel->find(n); outside != topLevel->end()) {
+      if (!outside->second) // its statement failed to build (reported)
+        return nullptr;
+      diags_
+          .error(loc(name),
+                 fmt::format("use of top-level value %{} inside function @{}", n, function_->name))
+          .note(outside->second->loc, "defined here, outside every function; pass it in as a "
+                                      "parameter instead");
       return nullptr;
     }
   // Each scope's names in sorted order, so that a tie in closestMatch does

@@ -88,7 +88,7 @@ struct PartitionCaches {
   ShardingRuleCache rules;
   /// Assignments (assignFactors and the layouts it gives), by the op's rule
   /// and kind, the mesh, which tensor chooses first, and the operands' and
-  /// results' shardings (see assignmentKey in partition_ops.cpp).
+  /// results' shardings (cachedAssignment in partition_ops.cpp).
   std::unordered_map<KeyWords, Assignment, KeyWordsHash> assignments;
 };
 
