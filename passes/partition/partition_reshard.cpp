@@ -93,8 +93,6 @@ ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, KeyWords key, 
       throw Unsupported(cause, e.what());
     }
   };
-  if (!body.caches)
-    return search();
   auto known = body.caches->plans.find(key);
   if (known == body.caches->plans.end())
     known = body.caches->plans.emplace(std::move(key), search()).first;

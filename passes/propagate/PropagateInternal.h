@@ -142,6 +142,11 @@ void holdBack(Sharding &sharding, size_t d, const std::vector<AxisRef> *manualAx
 
 // ---- repeated visits (propagate_memo.cpp) -----------------------------------------
 
+/// Tensor `t` of `edge`: its operands, then its results.
+inline const Slot &slotAt(const Edge &edge, size_t t) {
+  return t < edge.operands.size() ? edge.operands[t] : edge.results[t - edge.operands.size()];
+}
+
 using Storage = std::optional<Sharding>;
 
 /// What one visit of an edge wrote: for each tensor that gained axes (in

@@ -346,11 +346,9 @@ private:
   bool replay(const Edge &edge, const EdgeOutcome &outcome, const Mesh &mesh) {
     const size_t numOperands = edge.operands.size();
     for (const EdgeOutcome::TensorChange &change : outcome.changes) {
-      const bool operand = change.tensor < numOperands;
-      const Slot &slot =
-          operand ? edge.operands[change.tensor] : edge.results[change.tensor - numOperands];
-      size_t rank = (operand ? edge.rule->operands[change.tensor]
-                             : edge.rule->results[change.tensor - numOperands])
+      const Slot &slot = slotAt(edge, change.tensor);
+      size_t rank = (change.tensor < numOperands ? edge.rule->operands[change.tensor]
+                                                 : edge.rule->results[change.tensor - numOperands])
                         .size();
       Storage &s = *slot.sharding;
       Sharding next = startOfStore(s, rank, mesh);

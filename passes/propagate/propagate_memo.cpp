@@ -19,11 +19,6 @@ namespace {
 /// otherwise keep one per visit for nothing.
 constexpr size_t kMaxOutcomes = 1 << 16;
 
-/// Tensor `t` of `edge`: its operands, then its results.
-const Slot &slotAt(const Edge &edge, size_t t) {
-  return t < edge.operands.size() ? edge.operands[t] : edge.results[t - edge.operands.size()];
-}
-
 } // namespace
 
 uint64_t EdgeMemo::shardingNumber(const Slot &slot, const std::vector<uint64_t> &changedAt,

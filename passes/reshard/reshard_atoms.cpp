@@ -185,16 +185,14 @@ permutePairs(const Mesh &mesh, const Sharding &from, const Sharding &to, size_t 
   };
   // Each position's block before and after; the holders of each block
   // (sorted by block, then position).
-  std::vector<int64_t> target(static_cast<size_t>(devices));
+  std::vector<int64_t> source(static_cast<size_t>(devices)), target(static_cast<size_t>(devices));
   std::vector<std::pair<int64_t, int64_t>> holders(static_cast<size_t>(devices));
   for (int64_t p = 0; p < devices; ++p) {
     support::rowMajorDigits(sizes.data(), sizes.size(), p, coords.data());
-    holders[static_cast<size_t>(p)] = {blockOf(from), p};
+    source[static_cast<size_t>(p)] = blockOf(from);
     target[static_cast<size_t>(p)] = blockOf(to);
+    holders[static_cast<size_t>(p)] = {source[static_cast<size_t>(p)], p};
   }
-  std::vector<int64_t> source(static_cast<size_t>(devices));
-  for (const auto &[block, p] : holders)
-    source[static_cast<size_t>(p)] = block;
   std::sort(holders.begin(), holders.end());
   // Keep a device's own block where it can (a pair [p, p] moves nothing);
   // every other device takes the lowest source of its block left.
