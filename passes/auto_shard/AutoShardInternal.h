@@ -10,10 +10,12 @@
 #include "passes/rules/ShardingRules.h"
 
 #include "ir/IR.h"
+#include "ir/ShardingKey.h"
 
 #include <cmath>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -115,7 +117,7 @@ public:
 private:
   const Module &module_;
   const CostModel &model_;
-  std::map<std::string, ReshardPlan> plans_;
+  std::unordered_map<KeyWords, ReshardPlan, KeyWordsHash> plans_; // by request
   std::unordered_set<const Value *> fused_;
 };
 

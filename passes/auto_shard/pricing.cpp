@@ -103,10 +103,16 @@ const Mesh &Pricer::meshOf(const Sharding &s) const {
 const ReshardPlan &Pricer::plan(const TensorType &type, const Sharding &from,
                                 const std::vector<AxisRef> &partial, const std::string &partialKind,
                                 const Sharding &to) {
-  std::string key = type.str() + from.str() + "|" + partialKind;
-  for (const AxisRef &a : partial)
-    key += a.str();
-  key += "|" + to.str();
+  KeyWords key;
+  key.reserve(48);
+  key.push_back(static_cast<uint64_t>(type.dtype));
+  key.push_back(type.shape.size());
+  for (int64_t extent : type.shape)
+    key.push_back(static_cast<uint64_t>(extent));
+  appendKey(key, from, false);
+  appendKey(key, partialKind);
+  appendKey(key, partial, false);
+  appendKey(key, to, false);
   auto it = plans_.find(key);
   if (it != plans_.end())
     return it->second;
@@ -118,7 +124,7 @@ const ReshardPlan &Pricer::plan(const TensorType &type, const Sharding &from,
   request.partialKind = partialKind;
   request.targetMesh = &meshOf(to);
   request.target = to;
-  return plans_.emplace(key, planReshard(request)).first->second;
+  return plans_.emplace(std::move(key), planReshard(request)).first->second;
 }
 
 double Pricer::time(const ReshardPlan &plan, DType dtype) const {

@@ -157,6 +157,85 @@ int64_t localBytes(const Layout &layout, const TensorType &type) {
   return n;
 }
 
+namespace {
+
+/// A sharding's block at each mesh position, as a sum over the mesh axes:
+/// block(p) = sum over axes a of table[a][coordinate of p along a]. An axis's
+/// entry adds, for each of the sharding's axes and sub-axes on it, its digit
+/// (the coordinate; a sub-axis': the middle digit of its axis reshaped)
+/// weighted by its place in its dim's shard index and the dim's place in the
+/// block number (per dim a radix). Table lookups instead of divisions: the
+/// planner asks for the pairs of every permute it prices.
+class BlockNumbering {
+public:
+  BlockNumbering(const Mesh &mesh, const Sharding &s, const std::vector<int64_t> &radix)
+      : tables_(mesh.axes.size()) {
+    for (size_t a = 0; a < mesh.axes.size(); ++a)
+      tables_[a].assign(static_cast<size_t>(std::max<int64_t>(mesh.axes[a].size, 1)), 0);
+    int64_t dimWeight = 1;
+    for (size_t d = radix.size(); d-- > 0;) {
+      int64_t weight = dimWeight;
+      for (size_t i = d < s.dims.size() ? s.dims[d].axes.size() : 0; i-- > 0;) {
+        const AxisRef &axis = s.dims[d].axes[i];
+        int index = mesh.axisIndex(axis.name);
+        if (index < 0)
+          continue; // (unverified IR: shardIndex counts it as coordinate 0)
+        std::vector<int64_t> &table = tables_[static_cast<size_t>(index)];
+        const int64_t n = static_cast<int64_t>(table.size());
+        const int64_t k = std::max<int64_t>(axis.effectiveSize(n), 1);
+        // As axisCoordinate: the middle digit where the sub-axis divides its
+        // axis, else the coordinate modulo its size.
+        int64_t within = 1;
+        if (axis.isSubAxis() && n % axis.preSize == 0 && (n / axis.preSize) % k == 0)
+          within = support::subAxisStride(n, axis.preSize, k);
+        // digit = c / within % k, counted up rather than divided.
+        for (int64_t c = 0, digit = 0, run = 0; c < n; ++c) {
+          table[static_cast<size_t>(c)] += digit * weight;
+          if (++run == within) {
+            run = 0;
+            digit = digit + 1 == k ? 0 : digit + 1;
+          }
+        }
+        weight *= k;
+      }
+      dimWeight *= radix[d];
+    }
+  }
+
+  int64_t operator()(const std::vector<int64_t> &coords) const {
+    int64_t id = 0;
+    for (size_t a = 0; a < tables_.size(); ++a)
+      id += tables_[a][static_cast<size_t>(coords[a])];
+    return id;
+  }
+
+private:
+  std::vector<std::vector<int64_t>> tables_;
+};
+
+/// Numbers `source`'s blocks 0, 1, ... and `target`'s with the same numbers;
+/// false when a target block is held nowhere. Returns the count.
+std::optional<size_t> denseBlocks(std::vector<int64_t> &source, std::vector<int64_t> &target) {
+  std::vector<int64_t> blocks = source;
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  auto number = [&](int64_t &block) {
+    auto it = std::lower_bound(blocks.begin(), blocks.end(), block);
+    if (it == blocks.end() || *it != block)
+      return false;
+    block = it - blocks.begin();
+    return true;
+  };
+  for (int64_t &block : source)
+    number(block);
+  for (int64_t &block : target)
+    if (!number(block))
+      return std::nullopt;
+  return blocks.size();
+}
+
+} // namespace
+
 std::optional<std::vector<std::pair<int64_t, int64_t>>>
 permutePairs(const Mesh &mesh, const Sharding &from, const Sharding &to, size_t rank) {
   // A block is the vector of its per-dim shard indices, written as one
@@ -171,60 +250,74 @@ permutePairs(const Mesh &mesh, const Sharding &from, const Sharding &to, size_t 
     return n;
   };
   std::vector<int64_t> radix(rank);
-  for (size_t d = 0; d < rank; ++d)
-    radix[d] = std::max(shardsOf(from, d), shardsOf(to, d));
   const int64_t devices = mesh.deviceCount();
-  std::vector<int64_t> sizes, coords(mesh.axes.size(), 0);
-  for (const MeshAxis &axis : mesh.axes)
-    sizes.push_back(axis.size);
-  auto blockOf = [&](const Sharding &s) {
-    int64_t id = 0;
-    for (size_t d = 0; d < rank; ++d)
-      id = id * radix[d] + (d < s.dims.size() ? shardIndex(mesh, s.dims[d], coords) : 0);
-    return id;
-  };
-  // Each position's block before and after; the holders of each block
-  // (sorted by block, then position).
-  std::vector<int64_t> source(static_cast<size_t>(devices)), target(static_cast<size_t>(devices));
-  std::vector<std::pair<int64_t, int64_t>> holders(static_cast<size_t>(devices));
-  for (int64_t p = 0; p < devices; ++p) {
-    support::rowMajorDigits(sizes.data(), sizes.size(), p, coords.data());
-    source[static_cast<size_t>(p)] = blockOf(from);
-    target[static_cast<size_t>(p)] = blockOf(to);
-    holders[static_cast<size_t>(p)] = {source[static_cast<size_t>(p)], p};
+  const int64_t sparse = 4 * devices + 1; // block numbers beyond: made dense
+  int64_t blockNumbers = 1;               // (saturating at `sparse`)
+  for (size_t d = 0; d < rank; ++d) {
+    radix[d] = std::max(shardsOf(from, d), shardsOf(to, d));
+    blockNumbers = radix[d] > sparse / blockNumbers ? sparse : blockNumbers * radix[d];
   }
-  std::sort(holders.begin(), holders.end());
-  // Keep a device's own block where it can (a pair [p, p] moves nothing);
-  // every other device takes the lowest source of its block left.
-  std::vector<bool> taken(static_cast<size_t>(devices), false);
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  std::vector<int64_t> unmatched;
-  for (int64_t p = 0; p < devices; ++p) {
-    if (source[static_cast<size_t>(p)] == target[static_cast<size_t>(p)]) {
-      taken[static_cast<size_t>(p)] = true;
-      pairs.push_back({p, p});
-    } else {
-      unmatched.push_back(p);
+  // Each position's block before and after (positions row-major over the
+  // mesh axes, their coordinates counted up alongside).
+  const BlockNumbering sourceBlock(mesh, from, radix), targetBlock(mesh, to, radix);
+  const size_t n = static_cast<size_t>(devices);
+  std::vector<int64_t> source(n), target(n), coords(mesh.axes.size(), 0);
+  for (size_t p = 0; p < n; ++p) {
+    source[p] = sourceBlock(coords);
+    target[p] = targetBlock(coords);
+    for (size_t a = coords.size(); a-- > 0;) {
+      if (++coords[a] < std::max<int64_t>(mesh.axes[a].size, 1))
+        break;
+      coords[a] = 0;
     }
   }
-  std::map<int64_t, size_t> next; // per block, where its untaken holders start
-  for (int64_t p : unmatched) {
-    int64_t block = target[static_cast<size_t>(p)];
-    auto [it, added] = next.try_emplace(block, 0);
-    if (added)
-      it->second = static_cast<size_t>(
-          std::lower_bound(holders.begin(), holders.end(), std::make_pair(block, int64_t{0})) -
-          holders.begin());
-    size_t &i = it->second;
-    while (i < holders.size() && holders[i].first == block &&
-           taken[static_cast<size_t>(holders[i].second)])
-      ++i;
-    if (i == holders.size() || holders[i].first != block)
+  // The holders of each block in position order (a counting sort by block;
+  // block numbers made dense first where they are sparse).
+  size_t blocks = static_cast<size_t>(blockNumbers);
+  if (blockNumbers == sparse) {
+    std::optional<size_t> dense = denseBlocks(source, target);
+    if (!dense)
       return std::nullopt;
-    taken[static_cast<size_t>(holders[i].second)] = true;
-    pairs.push_back({holders[i].second, p});
+    blocks = *dense;
   }
-  std::sort(pairs.begin(), pairs.end());
+  std::vector<size_t> start(blocks + 1, 0);
+  for (int64_t block : source)
+    ++start[static_cast<size_t>(block) + 1];
+  for (size_t b = 0; b < blocks; ++b)
+    start[b + 1] += start[b];
+  std::vector<size_t> next(start.begin(), start.end() - 1); // each block's first untaken holder
+  std::vector<size_t> holders(n);
+  {
+    std::vector<size_t> fill = next;
+    for (size_t p = 0; p < n; ++p)
+      holders[fill[static_cast<size_t>(source[p])]++] = p;
+  }
+  // Keep a device's own block where it can (a pair [p, p] moves nothing);
+  // every other device takes the lowest source of its block left.
+  std::vector<bool> taken(n, false);
+  std::vector<int64_t> targetOf(n, -1);
+  for (size_t p = 0; p < n; ++p)
+    if (source[p] == target[p]) {
+      taken[p] = true;
+      targetOf[p] = static_cast<int64_t>(p);
+    }
+  for (size_t p = 0; p < n; ++p) {
+    if (source[p] == target[p])
+      continue;
+    const size_t block = static_cast<size_t>(target[p]);
+    size_t &i = next[block];
+    while (i < start[block + 1] && taken[holders[i]])
+      ++i;
+    if (i == start[block + 1])
+      return std::nullopt;
+    taken[holders[i]] = true;
+    targetOf[holders[i]] = static_cast<int64_t>(p);
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  pairs.reserve(n);
+  for (size_t s = 0; s < n; ++s)
+    if (targetOf[s] >= 0)
+      pairs.push_back({static_cast<int64_t>(s), targetOf[s]});
   return pairs;
 }
 

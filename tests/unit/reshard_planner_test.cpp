@@ -3,6 +3,8 @@
 // multi-axis, sub-axis, padded, partial and cross-mesh reshards.
 #include "passes/reshard/ReshardPlanner.h"
 
+#include "ir/ShardingLayout.h"
+
 #include "tests/unit/TestHelpers.h"
 
 #include <catch2/catch.hpp>
@@ -123,6 +125,81 @@ TEST_CASE("reshard planner: a permutation on a large mesh", "[reshard]") {
     CHECK(sourceOf[static_cast<size_t>(z + k)] == 2 * z + k);
     CHECK(sourceOf[static_cast<size_t>(2 * z + k)] == z + k);
     CHECK(sourceOf[static_cast<size_t>(3 * z + k)] == 3 * z + k);
+  }
+}
+
+TEST_CASE("reshard planner: permutation pairs of sub-axes match the shard indices", "[reshard]") {
+  // The pairs against a direct reading of the rule: each device's block
+  // before and after from shardIndex; a device keeps its own block where it
+  // can, every other takes the lowest holder of its new block not taken yet.
+  auto expected = [](const Mesh &m, const Sharding &from, const Sharding &to) {
+    const int64_t n = m.deviceCount();
+    std::vector<int64_t> sizes;
+    for (const MeshAxis &a : m.axes)
+      sizes.push_back(a.size);
+    auto blocks = [&](const Sharding &s) {
+      std::vector<std::vector<int64_t>> out;
+      for (int64_t p = 0; p < n; ++p) {
+        std::vector<int64_t> coords(sizes.size());
+        for (size_t i = sizes.size(), rest = static_cast<size_t>(p); i-- > 0;) {
+          coords[i] = static_cast<int64_t>(rest) % sizes[i];
+          rest /= static_cast<size_t>(sizes[i]);
+        }
+        std::vector<int64_t> block;
+        for (const DimSharding &dim : s.dims)
+          block.push_back(shardIndex(m, dim, coords));
+        out.push_back(block);
+      }
+      return out;
+    };
+    auto before = blocks(from), after = blocks(to);
+    std::vector<bool> taken(static_cast<size_t>(n), false);
+    std::vector<std::pair<int64_t, int64_t>> pairs;
+    for (int64_t p = 0; p < n; ++p)
+      if (before[p] == after[p]) {
+        taken[static_cast<size_t>(p)] = true;
+        pairs.push_back({p, p});
+      }
+    for (int64_t p = 0; p < n; ++p) {
+      if (before[p] == after[p])
+        continue;
+      for (int64_t q = 0; q < n; ++q)
+        if (!taken[static_cast<size_t>(q)] && before[q] == after[p]) {
+          taken[static_cast<size_t>(q)] = true;
+          pairs.push_back({q, p});
+          break;
+        }
+    }
+    std::sort(pairs.begin(), pairs.end());
+    return pairs;
+  };
+  Mesh x8 = makeMesh({{"x", 8}});
+  Mesh m3 = makeMesh({{"x", 4}, {"y", 3}, {"z", 2}});
+  struct Case {
+    const Mesh *mesh;
+    Sharding from, to;
+  };
+  std::vector<Case> cases = {
+      {&x8, on(x8, {{sub("x", 1, 2)}, {sub("x", 2, 4)}}),
+       on(x8, {{sub("x", 4, 2)}, {sub("x", 1, 4)}})},
+      {&x8, on(x8, {{sub("x", 1, 4)}, {}}), on(x8, {{sub("x", 2, 4)}, {}})},
+      {&m3, on(m3, {{full("x"), full("z")}, {full("y")}}),
+       on(m3, {{full("z"), full("x")}, {full("y")}})},
+      {&m3, on(m3, {{sub("x", 1, 2), full("y")}, {full("z")}}),
+       on(m3, {{full("y"), sub("x", 2, 2)}, {full("z")}})},
+      {&m3, on(m3, {{full("z")}, {sub("x", 2, 2)}}), on(m3, {{sub("x", 1, 2)}, {full("z")}})},
+  };
+  for (const Case &c : cases) {
+    ReshardRequest r;
+    r.type = TensorType{{48, 48}, DType::F32};
+    r.sourceMesh = r.targetMesh = c.mesh;
+    r.source = c.from;
+    r.target = c.to;
+    ReshardPlan p = planReshard(r);
+    INFO(c.from.str() << " -> " << c.to.str() << ": " << describePlan(p));
+    REQUIRE(p.steps.size() == 1);
+    REQUIRE(p.steps[0].kind == ReshardStepKind::CollectivePermute);
+    CHECK(p.steps[0].pairs == expected(*c.mesh, c.from, c.to));
   }
 }
 
