@@ -38,10 +38,9 @@ void IRBuilder::buildRegion(P::BlockContext *ctx, Block &region, const Names &ar
   scopes_.pop_back();
 }
 
-void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
-  Names resultNames = ctx->VALUE();
+void IRBuilder::buildControl(const Names &resultNames, P::ControlExprContext *expr,
+                             P::TypeSpecContext *typeSpec, Block &block) {
   auto op = std::make_unique<Op>();
-  P::ControlExprContext *expr = ctx->controlExpr();
   bool wellFormed = true;
   // The carried values: their names inside the regions, their inits outside.
   Names carriedNames;
@@ -110,7 +109,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
           .note(Loc{}, "write `} else { ... return ... }` returning the same types");
       wellFormed = false;
     }
-    if (hasResults && !ctx->typeSpec()) {
+    if (hasResults && !typeSpec) {
       diags_.error(loc(i->then->getStop()),
                    "if - write its result types after the closing brace: `} : TYPES`");
       wellFormed = false;
@@ -131,7 +130,7 @@ void IRBuilder::buildControl(P::ControlStmtContext *ctx, Block &block) {
     return;
   }
   addResults(*op, resultNames);
-  applyTypeSpec(*op, buildTypeSpec(ctx->typeSpec()));
+  applyTypeSpec(*op, buildTypeSpec(typeSpec));
   for (auto &r : op->results)
     define(r.get());
   block.ops.push_back(std::move(op));

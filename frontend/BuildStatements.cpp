@@ -175,14 +175,18 @@ void IRBuilder::buildBlockItem(antlr4::tree::ParseTree *child, Block &block) {
       diags_.error(loc(s), "statement after return");
       return;
     }
-    buildStatement(tokensOf(s, P::VALUE), s->opExpr(),
-                   buildTypeSpec(firstChild<P::TypeSpecContext>(s)), block);
+    if (P::OpExprContext *op = s->opExpr())
+      buildStatement(tokensOf(s, P::VALUE), op, buildTypeSpec(firstChild<P::TypeSpecContext>(s)),
+                     block);
+    else
+      buildControl(tokensOf(s, P::VALUE), s->controlExpr(), firstChild<P::TypeSpecContext>(s),
+                   block);
   } else if (auto *c = nodeAs<P::ControlStmtContext>(child)) {
     if (block.hasReturn) {
       diags_.error(loc(c), "statement after return");
       return;
     }
-    buildControl(c, block);
+    buildControl({}, c->controlExpr(), c->typeSpec(), block);
   } else if (auto *r = nodeAs<P::ReturnStmtContext>(child)) {
     if (block.hasReturn) {
       diags_.error(loc(r), "statement after return");

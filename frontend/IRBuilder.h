@@ -156,8 +156,10 @@ private:
   /// One result per written name, its type left to inference.
   void addResults(Op &op, const std::vector<antlr4::tree::TerminalNode *> &names);
   void applyTypeSpec(Op &op, TypeSpec spec);
-  /// A control flow statement (BuildControlFlow.cpp): for, while, if, call.
-  void buildControl(P::ControlStmtContext *ctx, Block &block);
+  /// A control flow op (BuildControlFlow.cpp): for, while, if, call, with
+  /// its result names (none without `=`) and the types after it.
+  void buildControl(const std::vector<antlr4::tree::TerminalNode *> &resultNames,
+                    P::ControlExprContext *expr, P::TypeSpecContext *typeSpec, Block &block);
   /// Builds `region` in a new scope that sees the values above it
   /// (implicit capture), with `args` (name, type) as its arguments.
   void buildRegion(P::BlockContext *ctx, Block &region,

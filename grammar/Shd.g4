@@ -105,11 +105,15 @@ valueDecl
 
 shardedTypeDecl : sharding ':' tensorType ;
 
-statement : VALUE (',' VALUE)* '=' opExpr (':' typeSpec)? ;
+// Every block item is told from the others by its first token, and an op
+// from a control-flow op by the token after `=` (LL(1): ANTLR then predicts
+// with a switch instead of its simulator, which a 100,000-op program asks
+// once per statement).
+statement : VALUE (',' VALUE)* '=' (opExpr | controlExpr) (':' typeSpec)? ;
 
-// Control flow (LANGUAGE.md section 9). Results are optional: a loop without
-// carried values, an `if` without results, have none.
-controlStmt : (VALUE (',' VALUE)* '=')? controlExpr (':' typeSpec)? ;
+// Control flow (LANGUAGE.md section 9). With results it is a statement; a
+// loop without carried values, an `if` without results, have none.
+controlStmt : controlExpr (':' typeSpec)? ;
 
 controlExpr
   : KW_FOR VALUE '=' lb=INT KW_TO ub=INT (KW_STEP step=INT)? carryList block    # forOp
@@ -157,8 +161,7 @@ opExpr
         (KW_IN_SHARDINGS '=' ins=shardingList)?
         (KW_OUT_SHARDINGS '=' outs=shardingList)?
         '(' (param (',' param)*)? ')' block                                        # axesOp
-  | IDENT VALUE (',' VALUE)* attrDict?                                             # genericOp
-  | IDENT attrDict                                                                 # genericOp
+  | IDENT (VALUE (',' VALUE)* attrDict? | attrDict)                                # genericOp
   ;
 // An op without operands writes its attributes, even as `{}`: with the
 // operand list optional, `%r = neg` followed by a top-level `%a : T` would be
