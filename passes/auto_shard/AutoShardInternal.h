@@ -186,6 +186,22 @@ std::map<const Value *, int> lastUses(const Block &body, int numSteps);
 void addOpaqueMemory(StrategyGraph &graph, const std::vector<std::pair<const Op *, int>> &opaque,
                      const std::map<const Value *, int> &lastUse);
 
+/// A loop's back edge: what its body returns (node `from`) resharded to the
+/// carried layout (node `to`) at the end of every iteration, `weight` times.
+struct BackEdge {
+  int from, to;
+  double weight;
+};
+
+/// Fills `graph.problem` (graph_problem.cpp): nodes' costs and memory with
+/// live ranges, the ops left to propagation (`opaqueAt`, with their steps),
+/// every edge and back edge priced. `writtenResults`: the output buffer's
+/// bytes of each result of @main with a written sharding.
+void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &options,
+                 const std::map<const Value *, double> &writtenResults,
+                 const std::vector<std::pair<const Op *, int>> &opaqueAt,
+                 const std::vector<BackEdge> &backEdges);
+
 /// Builds the graph of @main (strategies priced, written shardings honoured,
 /// followers, liveness) and its StrategyProblem.
 StrategyGraph buildStrategyGraph(Module &module, Function &main, Pricer &pricer,

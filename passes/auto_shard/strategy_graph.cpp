@@ -27,15 +27,12 @@
 // only strategies that keep every value's explicit type are kept; an op
 // none of whose strategies does, a follower one of whose leader's layouts
 // does not, reshard/sharding_constraint there and loops go to propagation.
-// 5. Liveness: parameters from step 0, op k at step k+1 (a loop's region
-//    values at the loop's step), each value to the step of its last user
-//    (returned values to the end).
+// 5. The solver's problem: graph_problem.cpp.
 #include "passes/auto_shard/AutoShardInternal.h"
 
 #include "ir/AxisAlgebra.h"
 
 #include <algorithm>
-#include <set>
 
 namespace shardc::autoshard {
 namespace {
@@ -82,7 +79,7 @@ public:
     for (size_t k = 0; k < body.ops.size(); ++k)
       visit(*body.ops[k], static_cast<int>(k) + 1, 1.0);
     priceWrittenResults();
-    makeProblem(options);
+    makeProblem(graph_, pricer_, options, writtenResultBytes(), opaqueAt_, backEdges_);
     return std::move(graph_);
   }
 
@@ -259,11 +256,6 @@ private:
     }
   }
 
-  struct BackEdge {
-    int from, to;
-    double weight;
-  };
-
   static constexpr const char *kWithRegions = "an op with regions";
   static constexpr const char *kNoTypedCandidate = "no candidate keeps the explicit types";
 
@@ -429,104 +421,19 @@ private:
     }
   }
 
-  void makeProblem(const AutoShardOptions &options) {
-    Block &body = graph_.main->body;
-    StrategyProblem &p = graph_.problem;
-    p.numSteps = static_cast<int>(body.ops.size()) + 1;
-    p.memoryBudget = options.memoryBudget
-                         ? std::optional<double>(static_cast<double>(*options.memoryBudget))
-                         : std::nullopt;
-    p.timeLimitSeconds = options.timeLimitSeconds;
-    p.relativeGap = options.relativeGap;
-    std::map<const Value *, int> lastUse = lastUses(body, p.numSteps);
-    // An identity's result is its operand's buffer (partition_ops.cpp), so
-    // the operand lives as long as the result (chains from their ends).
-    for (auto op = body.ops.rbegin(); op != body.ops.rend(); ++op)
-      if ((*op)->kind == OpKind::Identity) {
-        int &operandEnd = lastUse[(*op)->operands[0]];
-        operandEnd = std::max(operandEnd, lastUse[(*op)->result()]);
-      }
-    std::set<const Value *> returned(body.returned.begin(), body.returned.end());
-    std::set<const Value *> params;
-    for (const auto &param : body.args)
-      params.insert(param.get());
-    std::map<const Value *, double> writtenResults; // result -> its output buffer's bytes
-    for (size_t k = 0; k < body.returned.size() && k < graph_.main->results.size(); ++k) {
-      const std::optional<Sharding> &w = graph_.main->results[k].sharding;
+  /// Each result of @main with a written sharding the solver decides: the
+  /// bytes per device of its output buffer.
+  std::map<const Value *, double> writtenResultBytes() const {
+    std::map<const Value *, double> bytes;
+    const Function &main = *graph_.main;
+    for (size_t k = 0; k < main.body.returned.size() && k < main.results.size(); ++k) {
+      const std::optional<Sharding> &w = main.results[k].sharding;
       if (w && !outsideSolver(w)) {
-        const Value &v = *body.returned[k];
-        writtenResults[&v] = localBytes(v.type, w->closed(), meshFor(w));
+        const Value &v = *main.body.returned[k];
+        bytes[&v] = localBytes(v.type, w->closed(), meshFor(w));
       }
     }
-    for (const GraphNode &node : graph_.nodes) {
-      ProblemNode pn;
-      bool transient = false;
-      bool inArena = !params.count(node.value) && !returned.count(node.value);
-      auto written = writtenResults.find(node.value);
-      for (const Strategy &s : node.strategies) {
-        pn.cost.push_back((s.compute + s.communication + s.toWrittenResult) * node.weight);
-        double bytes = inArena ? arenaBytes(s.memory) : s.memory;
-        if (inArena && node.op && node.op->kind == OpKind::Identity)
-          bytes = 0; // its operand's buffer, kept live as long
-        // A result computed in another layout than its written one is held
-        // in the arena, then resharded into its output buffer.
-        if (written != writtenResults.end() && s.toWrittenResult > 0)
-          bytes = arenaBytes(s.memory) + written->second;
-        pn.memory.push_back(bytes);
-        pn.transient.push_back(s.transient);
-        transient = transient || s.transient > 0;
-      }
-      if (!transient)
-        pn.transient.clear();
-      pn.step = node.step;
-      pn.liveStart = returned.count(node.value) ? 0 : node.step;
-      auto it = lastUse.find(node.value);
-      pn.liveEnd = std::max(node.step, it == lastUse.end() ? node.step : it->second);
-      pn.follows = node.follows;
-      p.nodes.push_back(std::move(pn));
-    }
-    addOpaqueMemory(graph_, opaqueAt_, lastUse);
-    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
-      const GraphNode &consumer = graph_.nodes[v];
-      if (!consumer.op)
-        continue;
-      for (size_t i = 0; i < consumer.op->operands.size(); ++i) {
-        auto it = graph_.nodeOf.find(consumer.op->operands[i]);
-        if (it == graph_.nodeOf.end())
-          continue;
-        const GraphNode &producer = graph_.nodes[it->second];
-        // A reshard of a value from outside a loop is hoisted: it runs as
-        // often as the producer, not the consumer.
-        double weight = std::min(producer.weight, consumer.weight);
-        ProblemEdge edge{it->second, static_cast<int>(v), {}, {}, consumer.step};
-        const TensorType &type = producer.value->type;
-        bool copies = false;
-        for (const Strategy &from : producer.strategies)
-          for (const Strategy &to : consumer.strategies) {
-            const ReshardPlan &plan = pricer_.plan(type, from.result, {}, "sum", to.operands[i]);
-            edge.cost.push_back(weight * pricer_.time(plan, type.dtype));
-            // The consumer's copy, live while it runs.
-            edge.memory.push_back(pricer_.workingBytes(plan, type, from.result, true));
-            copies = copies || edge.memory.back() > 0;
-          }
-        if (!copies)
-          edge.memory.clear();
-        graph_.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
-        p.edges.push_back(std::move(edge));
-      }
-    }
-    for (const BackEdge &back : backEdges_) {
-      const GraphNode &producer = graph_.nodes[back.from];
-      const GraphNode &carried = graph_.nodes[back.to];
-      ProblemEdge edge{back.from, back.to, {}, {}, 0};
-      for (const Strategy &from : producer.strategies)
-        for (const Strategy &to : carried.strategies)
-          edge.cost.push_back(
-              back.weight *
-              pricer_.time(pricer_.plan(producer.value->type, from.result, {}, "sum", to.result),
-                           producer.value->type.dtype));
-      p.edges.push_back(std::move(edge));
-    }
+    return bytes;
   }
 
   Module &module_;
