@@ -76,6 +76,19 @@ ReducedModel reduceProblem(const StrategyProblem &problem);
 /// eliminated groups).
 std::vector<int> expandChoice(const ReducedModel &model, const std::vector<int> &groupChoice);
 
+/// A plan of the reduced model without a budget (local_search.cpp): each
+/// group starts at its cheapest strategy, then in turn takes the strategy
+/// cheapest beside its neighbours' (iterated conditional modes) until none
+/// moves or `seconds` pass. Indices into `alive`, as expandChoice takes them.
+std::vector<int> localSearchPlan(const ReducedModel &model, double seconds);
+
+/// A lower bound on the objective of every plan of `model` as
+/// addStrategyColumns leaves it (one-strategy groups in its constant): the
+/// constant, each group's least cost and each pair matrix's least entry.
+/// Tight when a plan keeps every group and every pair of neighbours at its
+/// least cost.
+double separableBound(const ReducedModel &model);
+
 /// What the memory-priced search found (memory_priced.cpp).
 struct MemoryPricedResult {
   /// The cheapest plan found within the budget; empty when none was.

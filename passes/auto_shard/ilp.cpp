@@ -71,6 +71,12 @@ constexpr double kRootSecondsPerColumn = 3e-5;
 /// at the limit there); examples/auto_transformer.shd's, 61,312 columns,
 /// about 11 s for the whole search.
 constexpr double kPeakRootSecondsPerColumn = 2e-4;
+/// From this root estimate on (about 33,000 columns), a model without a
+/// budget gets a local search's plan before CBC (local_search.cpp): CBC took
+/// 25 s to prove the plan of 1,000 ops of repeated layers (114,946 columns,
+/// estimated 3.4 s) and 211 s for 2,000, where the search and its bound
+/// prove it at once.
+constexpr double kLocalSearchRootSeconds = 1.0;
 
 double tolerance(double objective) { return 1e-9 * std::max(std::abs(objective), 1e-12); }
 
@@ -297,6 +303,7 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
   const bool budgeted = problem.memoryBudget.has_value();
   MemoryPricedResult priced;         // plans within the budget to start from
   bool pricedFromPeakSearch = false; // priced.plan came from findSmallestPeak
+  bool freeFits = false;             // priced.plan is the unproven plan without a budget
   std::vector<int> known;            // a plan, for the smallest peak when none fits
   if (budgeted && problem.presolve) {
     // The best plan without a budget is the best plan with it when it fits;
@@ -328,6 +335,15 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
                                 problem.timeLimitSeconds - elapsed());
       if (free.status == SolveStatus::Optimal)
         priced.bound = std::max(priced.bound, free.objective);
+      // Not proven (CBC skipped on a large model), the plan without a budget
+      // may still fit and be the cheapest found.
+      const double freeObjective = objectiveOf(problem, free.choice);
+      if (peakMemoryOf(problem, free.choice) <= *problem.memoryBudget &&
+          (priced.plan.empty() || freeObjective < priced.objective)) {
+        priced.plan = free.choice;
+        priced.objective = freeObjective;
+        freeFits = true;
+      }
     }
     if (priced.plan.empty() && !known.empty()) {
       // No plan within the budget yet: the budget is tight or none fits.
@@ -390,10 +406,25 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
           : fmt::format("the memory-priced search ({} unbudgeted solves{}{})", priced.solves,
                         priced.relinked > 0 ? ", then path relinking" : "",
                         priced.stoppedByTime ? ", cut by the time limit" : "");
+  if (freeFits)
+    search = "the plan found without a budget, which fits it" +
+             (search.empty() ? std::string() : "; " + search + " found none cheaper");
   if (pricedFromPeakSearch)
     search = fmt::format("the search for a small peak ({}found no plan within the budget; "
                          "the local search lowering the peak did, then path relinking)",
                          search.empty() ? "" : search + " ");
+  if (!budgeted && model.columns * kRootSecondsPerColumn >= kLocalSearchRootSeconds) {
+    // A large model: a local search's plan first, proven optimal when its
+    // groups and pairs of neighbours are all at their least cost; else CBC's
+    // cutoff, and the answer when CBC is skipped. (Small models go to CBC
+    // alone: it proves them quickly, and keeps their plans as they were.)
+    priced.plan = expandChoice(
+        model.reduced, localSearchPlan(model.reduced, (problem.timeLimitSeconds - elapsed()) / 4));
+    priced.objective = objectiveOf(problem, priced.plan);
+    priced.bound = separableBound(model.reduced);
+    search = "a local search (each group the strategy cheapest beside its neighbours'; bound: "
+             "each group's and each pair's least cost)";
+  }
   if (!priced.plan.empty() && priced.bound >= priced.objective - tolerance(priced.objective)) {
     out.status = SolveStatus::Optimal; // its Lagrangian bound proves it
     out.choice = priced.plan;

@@ -177,3 +177,63 @@ TEST_CASE("auto-shard presolve: a long chain with skips equals the plain ILP", "
   CHECK(reduced.variables < full.variables);
   CHECK(reduced.presolve.eliminatedGroups > 0);
 }
+
+/// `model` as addStrategyColumns leaves it, which separableBound takes: the
+/// groups with one strategy left in the constant.
+static ReducedModel asColumnsLeaveIt(ReducedModel model) {
+  for (ReducedGroup &group : model.groups)
+    if (!group.eliminated && group.alive.size() == 1)
+      model.constant += group.linear[0];
+  return model;
+}
+
+TEST_CASE("auto-shard local search: a plan that follows its leaders, above the bound",
+          "[auto_shard]") {
+  // On random problems: the local search's plan is a plan (its followers on
+  // their leaders' strategies), no better than the optimum, and the
+  // separable bound is no higher than the optimum.
+  std::mt19937 rng(505);
+  const int rounds = sampledRounds(80);
+  for (int round = 0; round < rounds; ++round) {
+    StrategyProblem p = randomProblem(rng);
+    INFO("round " << round);
+    double peak = 0;
+    const double optimum = enumerate(p, std::numeric_limits<double>::infinity(), peak);
+    ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
+    std::vector<int> plan = expandChoice(model, localSearchPlan(model, 10.0));
+    REQUIRE(followsLeaders(p, plan));
+    CHECK(objectiveOf(p, plan) >= optimum - 1e-12);
+    CHECK(separableBound(model) <= optimum + 1e-12);
+  }
+}
+
+TEST_CASE("auto-shard local search: proves a plan that moves nothing", "[auto_shard]") {
+  // A chain with skips where strategy 2 is every node's cheapest and edges
+  // cost nothing between equal strategies (a data-parallel stack): the
+  // greedy finds it and the bound equals its objective, which proves it.
+  StrategyProblem p;
+  const int n = 30, k = 4;
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    for (int s = 0; s < k; ++s)
+      node.cost.push_back(s == 2 ? 1e-4 : 2e-4 + 1e-5 * s);
+    node.liveStart = node.liveEnd = i;
+    if (i % 3 == 2)
+      node.follows = i - 1; // followers, as elementwise chains are
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int u : {v - 1, v - 4})
+      if (u >= 0) {
+        ProblemEdge e{u, v, {}, {}, v};
+        for (int a = 0; a < k; ++a)
+          for (int b = 0; b < k; ++b)
+            e.cost.push_back(a == b ? 0.0 : 5e-5);
+        p.edges.push_back(e);
+      }
+  ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
+  std::vector<int> plan = expandChoice(model, localSearchPlan(model, 10.0));
+  CHECK(plan == std::vector<int>(n, 2));
+  CHECK(separableBound(model) == Approx(objectiveOf(p, plan)).margin(1e-12));
+}
