@@ -1,10 +1,11 @@
-// A plan without a memory budget by local search on the reduced model, and
-// the lower bound that proves it optimal when every group and every pair of
-// neighbouring groups sits at its least cost: a program whose best plan
-// computes each op its cheapest way and moves nothing between them (data
-// parallelism over a stack of layers often is). CBC took 25 s to prove such
-// a plan on 1,000 ops of repeated layers and 211 s on 2,000 (its root LP does
-// not look at the time limit); the search and the bound take milliseconds.
+// A plan without a memory budget for a model too large to leave to CBC
+// alone: greedy in program order, then local search on the reduced model;
+// and the lower bound of each group's and each pair's least cost, which
+// proves the plan where it keeps all of them there (a program whose best plan
+// computes each op its cheapest way and moves nothing between them). On 2,000
+// ops of repeated layers the plan is 3.6% above CBC's optimum, found in 0.05 s;
+// CBC took 220 s to prove that optimum (its root LP does not look at the time
+// limit).
 #include "passes/auto_shard/Presolve.h"
 
 #include <algorithm>
