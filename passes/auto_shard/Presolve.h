@@ -76,10 +76,13 @@ ReducedModel reduceProblem(const StrategyProblem &problem);
 /// eliminated groups).
 std::vector<int> expandChoice(const ReducedModel &model, const std::vector<int> &groupChoice);
 
-/// A plan of the reduced model without a budget (local_search.cpp): each
-/// group starts at its cheapest strategy, then in turn takes the strategy
-/// cheapest beside its neighbours' (iterated conditional modes) until none
-/// moves or `seconds` pass. Indices into `alive`, as expandChoice takes them.
+/// A plan of the reduced model without a budget (local_search.cpp): greedy
+/// in program order, then each group's other strategies tried with the
+/// groups after it chosen again greedily, and iterated conditional modes
+/// (each group in turn the strategy cheapest beside its neighbours') until
+/// none moves; about `seconds` of work at most, counted, not timed (the
+/// same plan under any load). Indices into `alive`, as expandChoice takes
+/// them.
 std::vector<int> localSearchPlan(const ReducedModel &model, double seconds);
 
 /// A lower bound on the objective of every plan of `model` as

@@ -237,3 +237,32 @@ TEST_CASE("auto-shard local search: proves a plan that moves nothing", "[auto_sh
   CHECK(plan == std::vector<int>(n, 2));
   CHECK(separableBound(model) == Approx(objectiveOf(p, plan)).margin(1e-12));
 }
+
+TEST_CASE("auto-shard local search: leaves a layout the whole stack shares", "[auto_shard]") {
+  // A chain with skips (every node three neighbours or more, so none is
+  // eliminated): strategy 1 is cheaper everywhere but at the first node,
+  // where both cost the same, and a change of strategy along an edge costs
+  // more than it saves at one node. Greedy (the first node's tie to strategy
+  // 0) and single moves stay on strategy 0 everywhere; trying the first
+  // node's other strategy with the rest chosen again finds all 1.
+  StrategyProblem p;
+  const int n = 12;
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    node.cost = i == 0 ? std::vector<double>{1e-3, 1e-3} : std::vector<double>{1e-3, 9e-4};
+    node.liveStart = node.liveEnd = i;
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int u : {v - 1, v - 2, v - 3})
+      if (u >= 0)
+        p.edges.push_back(ProblemEdge{u, v, {0.0, 5e-4, 5e-4, 0.0}, {}, v});
+  ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
+  REQUIRE(model.stats.eliminatedGroups == 0);
+  std::vector<int> plan = expandChoice(model, localSearchPlan(model, 10.0));
+  CHECK(plan == std::vector<int>(n, 1));
+  double peak = 0;
+  CHECK(objectiveOf(p, plan) ==
+        Approx(enumerate(p, std::numeric_limits<double>::infinity(), peak)).margin(1e-12));
+}
