@@ -79,6 +79,14 @@ constexpr double kPeakRootSecondsPerColumn = 2e-4;
 /// and 220 s for 2,000 (6.9 s), where the search finds the same plan in 0.2
 /// and 0.7 s.
 constexpr double kLocalSearchRootSeconds = 1.0;
+/// The root estimate per column of such a model, which has the local
+/// search's plan to fall back on: their LPs are degenerate (many layouts of
+/// equal cost), and CBC's whole solve of the residual stacks took 1.8e-4 to
+/// 9.6e-4 s per column (57,922 columns 13.4 s, 114,946 columns 22 s on a
+/// 10 s limit, 228,994 columns 220 s on a 30 s limit), where the per-column
+/// estimate above gave 1.7, 3.4 and 6.9 s. From about 75,000 columns on a
+/// 30 s limit, the search's plan is the answer.
+constexpr double kDegenerateRootSecondsPerColumn = 2e-4;
 
 double tolerance(double objective) { return 1e-9 * std::max(std::abs(objective), 1e-12); }
 
@@ -415,7 +423,9 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     search = fmt::format("the search for a small peak ({}found no plan within the budget; "
                          "the local search lowering the peak did, then path relinking)",
                          search.empty() ? "" : search + " ");
-  if (!budgeted && model.columns * kRootSecondsPerColumn >= kLocalSearchRootSeconds) {
+  const bool localSearched =
+      !budgeted && model.columns * kRootSecondsPerColumn >= kLocalSearchRootSeconds;
+  if (localSearched) {
     // A large model: a local search's plan first, proven optimal when its
     // groups and pairs of neighbours are all at their least cost; else CBC's
     // cutoff, and the answer when CBC is skipped. (Small models go to CBC
@@ -446,7 +456,8 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     out.seconds = elapsed();
     return out;
   }
-  const double rootSeconds = model.columns * kRootSecondsPerColumn;
+  const double rootSeconds =
+      model.columns * (localSearched ? kDegenerateRootSecondsPerColumn : kRootSecondsPerColumn);
   if (rootSeconds > problem.timeLimitSeconds / 2) {
     skipSolver(problem, priced, known, rootSeconds, out);
     out.how = (out.status == SolveStatus::NotProven ? search + "; " : std::string()) + out.how;
