@@ -214,7 +214,7 @@ private:
 };
 
 /// Numbers `source`'s blocks 0, 1, ... and `target`'s with the same numbers;
-/// false when a target block is held nowhere. Returns the count.
+/// returns how many there are, or none when a target block is held nowhere.
 std::optional<size_t> denseBlocks(std::vector<int64_t> &source, std::vector<int64_t> &target) {
   std::vector<int64_t> blocks = source;
   std::sort(blocks.begin(), blocks.end());
