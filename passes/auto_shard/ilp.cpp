@@ -423,13 +423,15 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     search = fmt::format("the search for a small peak ({}found no plan within the budget; "
                          "the local search lowering the peak did, then path relinking)",
                          search.empty() ? "" : search + " ");
+  const double cbcRoot = model.columns * kRootSecondsPerColumn;
   const bool localSearched =
-      !budgeted && model.columns * kRootSecondsPerColumn >= kLocalSearchRootSeconds;
+      !budgeted && (cbcRoot >= kLocalSearchRootSeconds || cbcRoot > problem.timeLimitSeconds / 2);
   if (localSearched) {
-    // A large model: a local search's plan first, proven optimal when its
-    // groups and pairs of neighbours are all at their least cost; else CBC's
-    // cutoff, and the answer when CBC is skipped. (Small models go to CBC
-    // alone: it proves them quickly, and keeps their plans as they were.)
+    // A large model, or one CBC cannot take within the limit: a local
+    // search's plan first, proven optimal when its groups and pairs of
+    // neighbours are all at their least cost; else CBC's cutoff, and the
+    // answer when CBC is skipped. (Small models go to CBC alone: it proves
+    // them quickly, and keeps their plans as they were.)
     priced.plan =
         expandChoice(model.reduced, localSearchPlan(model.reduced, problem.timeLimitSeconds / 4));
     priced.objective = objectiveOf(problem, priced.plan);
