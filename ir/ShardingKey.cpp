@@ -51,4 +51,17 @@ void appendKey(KeyWords &out, const Sharding &sharding, bool withLoc) {
   appendKey(out, sharding.replicated, withLoc);
 }
 
+void appendReshardKey(KeyWords &out, const TensorType &type, const Sharding &source,
+                      const std::string &partialKind, const std::vector<AxisRef> &partialAxes,
+                      const Sharding &target) {
+  out.push_back(static_cast<uint64_t>(type.dtype));
+  out.push_back(type.shape.size());
+  for (int64_t extent : type.shape)
+    out.push_back(static_cast<uint64_t>(extent));
+  appendKey(out, source, false);
+  appendKey(out, partialKind);
+  appendKey(out, partialAxes, false);
+  appendKey(out, target, false);
+}
+
 } // namespace shardc

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "ir/Sharding.h"
+#include "ir/Types.h"
 
 #include <cstdint>
 #include <string>
@@ -24,5 +25,11 @@ void appendKey(KeyWords &out, const std::string &text);
 void appendKey(KeyWords &out, const std::vector<AxisRef> &axes, bool withLoc);
 /// The mesh name, each dim (open, priority, axes) and the replicated axes.
 void appendKey(KeyWords &out, const Sharding &sharding, bool withLoc);
+/// What a reshard plan on one mesh depends on: the tensor's dtype and shape,
+/// the source sharding, the partial axes and their reduction, the target.
+/// Partitioning and the auto-shard pricer key their plans with it.
+void appendReshardKey(KeyWords &out, const TensorType &type, const Sharding &source,
+                      const std::string &partialKind, const std::vector<AxisRef> &partialAxes,
+                      const Sharding &target);
 
 } // namespace shardc

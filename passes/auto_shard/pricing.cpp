@@ -105,14 +105,7 @@ const ReshardPlan &Pricer::plan(const TensorType &type, const Sharding &from,
                                 const Sharding &to) {
   KeyWords key;
   key.reserve(48);
-  key.push_back(static_cast<uint64_t>(type.dtype));
-  key.push_back(type.shape.size());
-  for (int64_t extent : type.shape)
-    key.push_back(static_cast<uint64_t>(extent));
-  appendKey(key, from, false);
-  appendKey(key, partialKind);
-  appendKey(key, partial, false);
-  appendKey(key, to, false);
+  appendReshardKey(key, type, from, partialKind, partial, to);
   auto it = plans_.find(key);
   if (it != plans_.end())
     return it->second;

@@ -72,14 +72,8 @@ KeyWords requestKey(const Body &body, const ReshardRequest &request) {
   KeyWords key;
   key.reserve(64);
   appendKey(key, body.mesh.name);
-  key.push_back(static_cast<uint64_t>(request.type.dtype));
-  key.push_back(request.type.shape.size());
-  for (int64_t extent : request.type.shape)
-    key.push_back(static_cast<uint64_t>(extent));
-  appendKey(key, request.source, false);
-  appendKey(key, request.partialKind);
-  appendKey(key, request.partialAxes, false);
-  appendKey(key, request.target, false);
+  appendReshardKey(key, request.type, request.source, request.partialKind, request.partialAxes,
+                   request.target);
   return key;
 }
 

@@ -9,7 +9,6 @@
 #include "support/BlockLayout.h"
 
 #include <algorithm>
-#include <map>
 
 namespace shardc::reshard {
 
