@@ -92,6 +92,30 @@ std::vector<int> localSearchPlan(const ReducedModel &model, double seconds);
 /// least cost.
 double separableBound(const ReducedModel &model);
 
+/// The optimum of a model without a budget, as addStrategyColumns leaves it
+/// (one-strategy groups in its constant), found by eliminating every group
+/// left (elimination.cpp).
+struct EliminationPlan {
+  /// Indices into `alive`, as expandChoice takes them; empty when the
+  /// elimination would exceed its limits (then `work` and `largestTable`
+  /// are as far as its order got).
+  std::vector<int> choice;
+  double objective = 0;
+  /// Additions its tables take, and the largest table over a group's
+  /// neighbours, in entries.
+  double work = 0;
+  double largestTable = 1;
+  /// Groups eliminated.
+  int groups = 0;
+};
+
+/// Variable elimination (a dynamic program over a tree decomposition of the
+/// groups' graph) in the order of smallest tables first: exact, in work
+/// growing with the largest table rather than the model. No choice when the
+/// order needs more than `maxWork` additions or its tables more than 16 M
+/// entries (a model whose groups are densely connected).
+EliminationPlan eliminationPlan(const ReducedModel &model, double maxWork);
+
 /// What the memory-priced search found (memory_priced.cpp).
 struct MemoryPricedResult {
   /// The cheapest plan found within the budget; empty when none was.

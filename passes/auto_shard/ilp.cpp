@@ -88,6 +88,10 @@ constexpr double kLocalSearchRootSeconds = 1.0;
 /// 30 s limit, the search's plan is the answer.
 constexpr double kDegenerateRootSecondsPerColumn = 2e-4;
 
+/// What one addition of variable elimination's tables takes (counted, not
+/// timed: the same model and limit give the same plan under any load).
+constexpr double kSecondsPerAddition = 2e-9;
+
 double tolerance(double objective) { return 1e-9 * std::max(std::abs(objective), 1e-12); }
 
 void setGap(StrategySolution &out) {
@@ -410,6 +414,29 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     return out;
   }
 
+  std::string eliminationSkipped; // why the exact elimination did not answer
+  if (!budgeted && problem.presolve) {
+    // Exact when the groups' graph is thin enough (its tables within the
+    // work allowed): no LP, no search.
+    const double maxWork = problem.timeLimitSeconds / 4 / kSecondsPerAddition;
+    EliminationPlan exact = eliminationPlan(model.reduced, maxWork);
+    if (!exact.choice.empty()) {
+      out.choice = expandChoice(model.reduced, exact.choice);
+      out.status = SolveStatus::Optimal;
+      out.objective = out.bound = objectiveOf(problem, out.choice);
+      out.how = fmt::format("variable elimination of the {} groups the presolve left (largest "
+                            "table {:.0f} entries)",
+                            exact.groups, exact.largestTable);
+      out.seconds = elapsed();
+      return out;
+    }
+    eliminationSkipped =
+        exact.work > maxWork
+            ? fmt::format("variable elimination skipped: its tables need over a quarter of the "
+                          "time limit (the largest so far {:.0f} entries)",
+                          exact.largestTable)
+            : "variable elimination skipped: its tables need over 16 M entries of memory";
+  }
   std::string search =
       priced.solves == 0
           ? std::string()
@@ -437,7 +464,8 @@ StrategySolution solveStrategyProblem(const StrategyProblem &problem) {
     priced.objective = objectiveOf(problem, priced.plan);
     priced.bound = separableBound(model.reduced);
     search = "a local search (greedy in program order, redone from each group's other "
-             "strategies; bound: each group's and each pair's least cost)";
+             "strategies; bound: each group's and each pair's least cost); " +
+             eliminationSkipped;
   }
   if (!priced.plan.empty() && priced.bound >= priced.objective - tolerance(priced.objective)) {
     out.status = SolveStatus::Optimal; // its Lagrangian bound proves it

@@ -266,3 +266,92 @@ TEST_CASE("auto-shard local search: leaves a layout the whole stack shares", "[a
   CHECK(objectiveOf(p, plan) ==
         Approx(enumerate(p, std::numeric_limits<double>::infinity(), peak)).margin(1e-12));
 }
+
+/// A problem whose nodes meet about half of the others (so the presolve
+/// leaves groups of three neighbours or more), small enough to enumerate.
+static StrategyProblem denseProblem(std::mt19937 &rng) {
+  std::uniform_int_distribution<int> count(5, 9), strategies(2, 3), coin(0, 1);
+  std::uniform_real_distribution<double> cost(0.0, 1e-3);
+  StrategyProblem p;
+  const int n = count(rng);
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    node.cost.resize(strategies(rng));
+    for (double &c : node.cost)
+      c = cost(rng);
+    node.liveStart = node.liveEnd = i;
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int u = 0; u < v; ++u)
+      if (coin(rng) == 0 || u == v - 1) {
+        ProblemEdge e{u, v, {}, {}, v};
+        for (size_t s = 0; s < p.nodes[u].cost.size() * p.nodes[v].cost.size(); ++s)
+          e.cost.push_back(cost(rng));
+        p.edges.push_back(e);
+      }
+  return p;
+}
+
+TEST_CASE("auto-shard elimination: the optimum of every model without a budget", "[auto_shard]") {
+  // On random problems (dense ones, whose groups keep three neighbours or
+  // more after the presolve, and the usual mix of followers and sparse
+  // edges): the plan eliminating every group left is a plan, its objective
+  // is the enumerated optimum, and the objective it reports is the plan's.
+  std::mt19937 rng(606);
+  const int rounds = sampledRounds(80);
+  int groupsLeft = 0;
+  for (int round = 0; round < rounds; ++round) {
+    StrategyProblem p = round % 2 ? randomProblem(rng) : denseProblem(rng);
+    INFO("round " << round);
+    double peak = 0;
+    const double optimum = enumerate(p, std::numeric_limits<double>::infinity(), peak);
+    ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
+    EliminationPlan exact = eliminationPlan(model, 1e9);
+    REQUIRE(!exact.choice.empty());
+    std::vector<int> plan = expandChoice(model, exact.choice);
+    REQUIRE(followsLeaders(p, plan));
+    CHECK(objectiveOf(p, plan) == Approx(optimum).margin(1e-12));
+    CHECK(exact.objective == Approx(optimum).margin(1e-12));
+    groupsLeft += exact.groups;
+  }
+  CHECK(groupsLeft > rounds); // the presolve left groups to eliminate
+}
+
+TEST_CASE("auto-shard elimination: a stack whose groups keep three neighbours", "[auto_shard]") {
+  // A chain where every node meets the three before it (none is eliminated by
+  // the presolve), with costs from a random generator: elimination's plan is
+  // the enumerated optimum, in tables of at most the strategies of three
+  // groups; with less work allowed than those tables take, no plan.
+  std::mt19937 rng(707);
+  std::uniform_real_distribution<double> cost(0.0, 1e-3);
+  StrategyProblem p;
+  const int n = 9, k = 3;
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    for (int s = 0; s < k; ++s)
+      node.cost.push_back(cost(rng));
+    node.liveStart = node.liveEnd = i;
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int u : {v - 1, v - 2, v - 3})
+      if (u >= 0) {
+        ProblemEdge e{u, v, {}, {}, v};
+        for (int s = 0; s < k * k; ++s)
+          e.cost.push_back(cost(rng));
+        p.edges.push_back(e);
+      }
+  ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
+  REQUIRE(model.stats.eliminatedGroups == 0);
+  EliminationPlan exact = eliminationPlan(model, 1e9);
+  REQUIRE(exact.choice.size() == static_cast<size_t>(n));
+  CHECK(exact.groups == n);
+  CHECK(exact.largestTable == k * k * k);
+  double peak = 0;
+  CHECK(objectiveOf(p, expandChoice(model, exact.choice)) ==
+        Approx(enumerate(p, std::numeric_limits<double>::infinity(), peak)).margin(1e-12));
+  CHECK(eliminationPlan(model, 50).choice.empty());
+}
