@@ -1,6 +1,6 @@
 // The strategy ILP as CBC sees it (cbc_model.cpp builds it): columns and
 // rows gathered, then loaded at once; private to passes/auto_shard/ (ilp.cpp
-// solves it).
+// solves it, smallest_peak.cpp minimizes the peak with it).
 #pragma once
 
 #include "passes/auto_shard/Presolve.h"
@@ -82,5 +82,21 @@ void configure(CbcModel &model, double seconds);
 
 /// The choice of every problem node from CBC's solution `x`.
 std::vector<int> decode(const CbcModel &model, const double *x);
+
+/// The largest sum over a step of the least bytes each value live there
+/// can take: no plan peaks lower (smallest_peak.cpp).
+double peakLowerBound(const StrategyProblem &problem);
+
+/// The smallest peak any plan reaches (minimize P subject to M_t <= P), for
+/// the error of a budget no plan meets: the peak of the smallest plan found
+/// (CBC's, or `known`'s, a plan it must beat) and the largest bound known
+/// (CBC's, the values' least bytes); the bound alone when no plan is known.
+/// A model too large for CBC in `seconds` is not given to it. A plan within
+/// `enough` ends the search before CBC (the caller wants one that fits).
+/// Fills out.smallestPeak and its bound; returns the plan reaching it (or
+/// `known`).
+std::vector<int> findSmallestPeak(const StrategyProblem &problem, const std::vector<int> &known,
+                                  double seconds, StrategySolution &out,
+                                  double enough = -std::numeric_limits<double>::infinity());
 
 } // namespace shardc::autoshard
