@@ -125,19 +125,19 @@ std::vector<std::string> describeAll(const DiagnosticEngine &diags) {
 
 /// What parseModule gives when building `when`: the diagnostics, whether a
 /// module came back, and its text when it has no errors.
-struct Parsed {
+struct ParseOutcome {
   std::vector<std::string> diagnostics;
   bool built = false;
   std::string text;
-  bool operator==(const Parsed &o) const {
+  bool operator==(const ParseOutcome &o) const {
     return diagnostics == o.diagnostics && built == o.built && text == o.text;
   }
 };
 
-Parsed parseWith(const SourceFile &file, IRBuild when) {
+ParseOutcome parseWith(const SourceFile &file, IRBuild when) {
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = parseModule(file, diags, when);
-  Parsed out;
+  ParseOutcome out;
   out.diagnostics = describeAll(diags);
   out.built = module != nullptr;
   if (module && !diags.hasErrors())
@@ -155,8 +155,8 @@ TEST_CASE("building the IR while parsing gives what building it after gives", "[
     for (int variant = 0; variant < 3; ++variant) {
       SourceFile file("test.shd", variant == 0 ? text : mutate(text, random));
       INFO(path << " variant " << variant << ":\n" << file.text());
-      Parsed after = parseWith(file, IRBuild::AfterParse);
-      Parsed during = parseWith(file, IRBuild::WhileParsing);
+      ParseOutcome after = parseWith(file, IRBuild::AfterParse);
+      ParseOutcome during = parseWith(file, IRBuild::WhileParsing);
       CHECK(during == after);
       built += !after.text.empty();
       builderErrors += after.built && !after.diagnostics.empty();
@@ -182,7 +182,7 @@ TEST_CASE("a large file built while parsing: errors of the builder and of the pa
   std::string undefined = head + body + "  %x = add %nowhere, %v0\n" + tail +
                           "func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n  return %a\n}\n";
   SourceFile withBuilderErrors("large.shd", undefined);
-  Parsed during = parseWith(withBuilderErrors, IRBuild::Auto);
+  ParseOutcome during = parseWith(withBuilderErrors, IRBuild::Auto);
   CHECK(during == parseWith(withBuilderErrors, IRBuild::AfterParse));
   INFO(fmt::format("{}", fmt::join(during.diagnostics, "\n")));
   REQUIRE(during.diagnostics.size() == 3);
@@ -195,7 +195,7 @@ TEST_CASE("a large file built while parsing: errors of the builder and of the pa
   // partial build), and no module comes back.
   std::string broken = head + body + "  %x = add %nowhere, %v0\n  %y = add %v1,, %v2\n" + tail;
   SourceFile withSyntaxError("large.shd", broken);
-  Parsed failed = parseWith(withSyntaxError, IRBuild::WhileParsing);
+  ParseOutcome failed = parseWith(withSyntaxError, IRBuild::WhileParsing);
   CHECK(failed == parseWith(withSyntaxError, IRBuild::AfterParse));
   CHECK(!failed.built);
   REQUIRE(failed.diagnostics.size() == 1);
