@@ -296,8 +296,9 @@ const std::vector<Stage> &allStages() {
        "per op the strategies of its factor rule (mesh axes per factor, split in sub-axes where a "
        "dim needs them), "
        "priced by the cost model (compute, reshards from the reshard planner, "
-       "memory per device); CBC picks one per op (Alpa's ILP, memory rows from "
-       "liveness); written closed shardings kept; sharding_constraints inserted "
+       "memory per device); an exact presolve, then without a budget variable "
+       "elimination, else CBC (Alpa's ILP, memory rows from liveness), picks one "
+       "per op; written closed shardings kept; sharding_constraints inserted "
        "where an operand must be resharded",
        autoShardStage, withAutoShard, nullptr, true, printProgram},
       {"propagate-shardings", "complete every value's sharding (Shardy propagation)",
