@@ -10,6 +10,28 @@
 #include <set>
 
 namespace shardc::autoshard {
+namespace {
+
+/// The distinct layouts a node's strategies give (or want) at one end of an
+/// edge, and which of them each strategy's is.
+struct Layouts {
+  std::vector<const Sharding *> distinct;
+  std::vector<int> of; // strategy -> index into distinct
+
+  template <typename Pick> Layouts(const std::vector<Strategy> &strategies, Pick pick) {
+    std::unordered_map<KeyWords, int, KeyWordsHash> index;
+    for (const Strategy &s : strategies) {
+      KeyWords key;
+      appendKey(key, pick(s), false);
+      auto [it, fresh] = index.emplace(std::move(key), static_cast<int>(distinct.size()));
+      if (fresh)
+        distinct.push_back(&pick(s));
+      of.push_back(it->second);
+    }
+  }
+};
+
+} // namespace
 
 void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &options,
                  const std::map<const Value *, double> &writtenResults,
@@ -77,14 +99,27 @@ void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &o
       double weight = std::min(producer.weight, consumer.weight);
       ProblemEdge edge{it->second, static_cast<int>(v), {}, {}, consumer.step};
       const TensorType &type = producer.value->type;
-      bool copies = false;
-      for (const Strategy &from : producer.strategies)
-        for (const Strategy &to : consumer.strategies) {
-          const ReshardPlan &plan = pricer.plan(type, from.result, {}, "sum", to.operands[i]);
-          edge.cost.push_back(weight * pricer.time(plan, type.dtype));
+      // Priced once per pair of distinct layouts: many strategies give their
+      // result, or want their operand, in the same layout.
+      const Layouts sources(producer.strategies,
+                            [](const Strategy &s) -> const Sharding & { return s.result; });
+      const Layouts targets(consumer.strategies,
+                            [i](const Strategy &s) -> const Sharding & { return s.operands[i]; });
+      std::vector<double> cost, memory; // by distinct source, then target
+      for (const Sharding *from : sources.distinct)
+        for (const Sharding *to : targets.distinct) {
+          const ReshardPlan &plan = pricer.plan(type, *from, {}, "sum", *to);
+          cost.push_back(weight * pricer.time(plan, type.dtype));
           // The consumer's copy, live while it runs.
-          edge.memory.push_back(pricer.workingBytes(plan, type, from.result, true));
-          copies = copies || edge.memory.back() > 0;
+          memory.push_back(pricer.workingBytes(plan, type, *from, true));
+        }
+      bool copies = false;
+      for (int a : sources.of)
+        for (int b : targets.of) {
+          const size_t at = static_cast<size_t>(a) * targets.distinct.size() + b;
+          edge.cost.push_back(cost[at]);
+          edge.memory.push_back(memory[at]);
+          copies = copies || memory[at] > 0;
         }
       if (!copies)
         edge.memory.clear();
@@ -96,11 +131,17 @@ void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &o
     const GraphNode &producer = graph.nodes[back.from];
     const GraphNode &carried = graph.nodes[back.to];
     ProblemEdge edge{back.from, back.to, {}, {}, 0};
-    for (const Strategy &from : producer.strategies)
-      for (const Strategy &to : carried.strategies)
-        edge.cost.push_back(back.weight * pricer.time(pricer.plan(producer.value->type, from.result,
-                                                                  {}, "sum", to.result),
-                                                      producer.value->type.dtype));
+    auto resultOf = [](const Strategy &s) -> const Sharding & { return s.result; };
+    const Layouts sources(producer.strategies, resultOf), targets(carried.strategies, resultOf);
+    std::vector<double> cost;
+    for (const Sharding *from : sources.distinct)
+      for (const Sharding *to : targets.distinct)
+        cost.push_back(back.weight *
+                       pricer.time(pricer.plan(producer.value->type, *from, {}, "sum", *to),
+                                   producer.value->type.dtype));
+    for (int a : sources.of)
+      for (int b : targets.of)
+        edge.cost.push_back(cost[static_cast<size_t>(a) * targets.distinct.size() + b]);
     p.edges.push_back(std::move(edge));
   }
 }
