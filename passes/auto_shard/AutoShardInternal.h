@@ -121,6 +121,26 @@ private:
   std::unordered_set<const Value *> fused_;
 };
 
+/// The distinct layouts a node's strategies give (or want) at one end of an
+/// edge, and which of them each strategy's is: a reshard is priced once per
+/// pair of distinct layouts, as many strategies share one.
+struct Layouts {
+  std::vector<const Sharding *> distinct;
+  std::vector<int> of; // strategy -> index into distinct
+
+  template <typename Pick> Layouts(const std::vector<Strategy> &strategies, Pick pick) {
+    std::unordered_map<KeyWords, int, KeyWordsHash> index;
+    for (const Strategy &s : strategies) {
+      KeyWords key;
+      appendKey(key, pick(s), false);
+      auto [it, fresh] = index.emplace(std::move(key), static_cast<int>(distinct.size()));
+      if (fresh)
+        distinct.push_back(&pick(s));
+      of.push_back(it->second);
+    }
+  }
+};
+
 /// Bytes of `shape` in `dtype`.
 double shapeBytes(DType dtype, const std::vector<int64_t> &shape);
 /// Bytes per device of a value of `type` laid out as `s` (padded blocks).

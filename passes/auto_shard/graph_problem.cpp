@@ -10,29 +10,6 @@
 #include <set>
 
 namespace shardc::autoshard {
-namespace {
-
-/// The distinct layouts a node's strategies give (or want) at one end of an
-/// edge, and which of them each strategy's is.
-struct Layouts {
-  std::vector<const Sharding *> distinct;
-  std::vector<int> of; // strategy -> index into distinct
-
-  template <typename Pick> Layouts(const std::vector<Strategy> &strategies, Pick pick) {
-    std::unordered_map<KeyWords, int, KeyWordsHash> index;
-    for (const Strategy &s : strategies) {
-      KeyWords key;
-      appendKey(key, pick(s), false);
-      auto [it, fresh] = index.emplace(std::move(key), static_cast<int>(distinct.size()));
-      if (fresh)
-        distinct.push_back(&pick(s));
-      of.push_back(it->second);
-    }
-  }
-};
-
-} // namespace
-
 void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &options,
                  const std::map<const Value *, double> &writtenResults,
                  const std::vector<std::pair<const Op *, int>> &opaqueAt,

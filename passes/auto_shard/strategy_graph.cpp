@@ -385,14 +385,23 @@ private:
     for (Strategy &s : all)
       pricer_.price(&op, op.result()->type, s);
     const Value &in = *op.operands[operand];
+    const std::vector<Strategy> &leader = graph_.nodes[node].strategies;
+    const Layouts sources(leader, [](const Strategy &s) -> const Sharding & { return s.result; });
+    const Layouts targets(
+        all, [operand](const Strategy &s) -> const Sharding & { return s.operands[operand]; });
+    std::vector<double> moving; // by distinct source, then target
+    for (const Sharding *from : sources.distinct)
+      for (const Sharding *to : targets.distinct)
+        moving.push_back(pricer_.time(pricer_.plan(in.type, *from, {}, "sum", *to), in.type.dtype));
     std::vector<Strategy> chosen;
-    for (const Strategy &l : graph_.nodes[node].strategies) {
+    for (size_t l = 0; l < leader.size(); ++l) {
       const Strategy *best = nullptr;
       double bestCost = 0;
-      for (const Strategy &s : all) {
-        double cost = s.compute + s.communication +
-                      pricer_.time(pricer_.plan(in.type, l.result, {}, "sum", s.operands[operand]),
-                                   in.type.dtype);
+      for (size_t k = 0; k < all.size(); ++k) {
+        const Strategy &s = all[k];
+        double cost =
+            s.compute + s.communication +
+            moving[static_cast<size_t>(sources.of[l]) * targets.distinct.size() + targets.of[k]];
         if (!best || cost < bestCost) {
           best = &s;
           bestCost = cost;

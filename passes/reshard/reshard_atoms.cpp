@@ -9,21 +9,39 @@
 #include "support/BlockLayout.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace shardc::reshard {
 
+namespace {
+
+/// Appends `a` as "axis:pre:size," (no temporaries: the planner's search
+/// makes a key per layout it reaches).
+void appendAtom(std::string &k, const Atom &a) {
+  char buffer[72];
+  char *end = buffer;
+  for (int64_t v : {static_cast<int64_t>(a.axis), a.pre, a.size}) {
+    end = std::to_chars(end, buffer + sizeof buffer, v).ptr;
+    *end++ = ':';
+  }
+  end[-1] = ',';
+  k.append(buffer, end);
+}
+
+} // namespace
+
 std::string Layout::key() const {
   std::string k;
+  k.reserve(16 * (dims.size() + partial.size() + 1));
   for (const auto &dim : dims) {
     k += '[';
     for (const Atom &a : dim)
-      k +=
-          std::to_string(a.axis) + ':' + std::to_string(a.pre) + ':' + std::to_string(a.size) + ',';
+      appendAtom(k, a);
     k += ']';
   }
   k += 'p';
   for (const Atom &a : partial)
-    k += std::to_string(a.axis) + ':' + std::to_string(a.pre) + ':' + std::to_string(a.size) + ',';
+    appendAtom(k, a);
   return k;
 }
 

@@ -21,9 +21,9 @@
 
 #include <algorithm>
 
-#include <map>
 #include <queue>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace shardc {
 
@@ -263,11 +263,13 @@ std::optional<ReshardPlan> searchPlan(const AtomTable &atoms, const TensorType &
     Move move{};
     bool done = false;
   };
-  std::map<std::string, Node> nodes;
+  // By layout key (references stay valid as nodes are added).
+  std::unordered_map<std::string, Node> nodes;
   using Entry = std::tuple<int64_t, int, std::string>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> queue;
-  nodes[from.key()] = Node{from, 0, 0, "", Move{}, false};
-  queue.push({0, 0, from.key()});
+  const std::string start = from.key();
+  nodes[start] = Node{from, 0, 0, "", Move{}, false};
+  queue.push({0, 0, start});
   Search search(atoms, type, to, partialKind);
   const std::string goal = to.key();
   while (!queue.empty()) {
@@ -279,13 +281,13 @@ std::optional<ReshardPlan> searchPlan(const AtomTable &atoms, const TensorType &
     node.done = true;
     if (key == goal) {
       std::vector<std::pair<Layout, Move>> path;
-      for (std::string k = goal; k != from.key(); k = nodes[k].parent)
+      for (std::string k = goal; k != start; k = nodes[k].parent)
         path.insert(path.begin(), {nodes[k].layout, nodes[k].move});
       return buildPlan(atoms, type, from, path, partialKind);
     }
     if (nodes.size() > kMaxLayouts)
       return std::nullopt;
-    Layout current = node.layout;
+    const Layout &current = node.layout;
     for (auto &[next, move] : search.moves(current)) {
       std::string nextKey = next.key();
       int64_t nextBytes = bytes + move.bytes;
@@ -294,8 +296,8 @@ std::optional<ReshardPlan> searchPlan(const AtomTable &atoms, const TensorType &
           (it->second.done || std::make_pair(it->second.bytes, it->second.steps) <=
                                   std::make_pair(nextBytes, steps + 1)))
         continue;
-      nodes[nextKey] = Node{next, nextBytes, steps + 1, key, move, false};
       queue.push({nextBytes, steps + 1, nextKey});
+      nodes[std::move(nextKey)] = Node{std::move(next), nextBytes, steps + 1, key, move, false};
     }
   }
   return std::nullopt;
