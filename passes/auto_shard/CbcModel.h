@@ -68,11 +68,11 @@ struct CbcModel {
   }
 };
 
-/// Steps 1-3 of ilp.cpp: the reduced model's groups and pairs as columns
+/// Steps 1, 3 and 4 of ilp.cpp: the reduced model's groups and pairs as columns
 /// and rows.
 void addStrategyColumns(const StrategyProblem &problem, CbcModel &model);
 
-/// Step 4 of ilp.cpp: the running sums of live bytes (values, transients and
+/// Step 5 of ilp.cpp: the running sums of live bytes (values, transients and
 /// edge copies, the copies on the pairs' e columns), at most `budget` or,
 /// with `peakColumn` >= 0, at most that column.
 void addMemoryRows(const StrategyProblem &problem, CbcModel &model, double budget, int peakColumn);

@@ -63,7 +63,7 @@ void addStrategyColumns(const StrategyProblem &problem, CbcModel &model) {
   }
 }
 
-/// Step 4: the running sum M_t of live bytes at each step t where a value
+/// Step 5: the running sum M_t of live bytes at each step t where a value
 /// starts, as a chain of continuous columns: M_first = the values live then,
 /// M_next = M_prev + values starting - values ended in between. Each value
 /// enters at most two rows, so the rows stay linear in the program's size

@@ -7,9 +7,9 @@
 //
 // 1. Order: repeatedly the group whose table (its strategies times its
 //    neighbours') is smallest, the lowest number first among equals; its
-//    neighbours become each other's. The
-//    tables' sizes are known before any is filled: a model whose work
-//    exceeds the limit is left to CBC and the local search.
+//    neighbours become each other's. The tables' sizes are known before any
+//    is filled: a model whose work exceeds the limit is left to CBC and the
+//    local search.
 // 2. Eliminate in that order: the new table holds, for every choice of the
 //    neighbours, the least sum over the group's strategies of every table
 //    that mentions it; its argmin is kept.

@@ -3,11 +3,13 @@
 // 1. The reduced model (presolve.cpp): groups of a leader and its
 //    followers, separable and one-sided edges folded into linear costs,
 //    dominated strategies dropped, small groups eliminated.
-// 2. One binary s[g][p] per alive strategy p of each group left with more
+// 2. Without a budget, the groups left are eliminated exactly when their
+//    tables are small enough (elimination.cpp): the optimum, without CBC.
+// 3. One binary s[g][p] per alive strategy p of each group left with more
 //    than one, sum_p s[g][p] = 1; groups with one strategy are constants.
-// 3. Each remaining group pair's matrix gets binaries e[p][q] with
+// 4. Each remaining group pair's matrix gets binaries e[p][q] with
 //    sum e = 1, sum_q e[p][q] <= s_u[p], sum_p e[p][q] <= s_v[q].
-// 4. With a budget, the running sum of live bytes at each step where a
+// 5. With a budget, the running sum of live bytes at each step where a
 //    value starts (or a transient or edge copy is live), chained from step
 //    to step, is at most the budget; an edge's copy is on its e columns. The
 //    plan without a budget is tried first (optimal when it fits), then the
