@@ -10,6 +10,7 @@
 #include <set>
 
 namespace shardc::autoshard {
+
 void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &options,
                  const std::map<const Value *, double> &writtenResults,
                  const std::vector<std::pair<const Op *, int>> &opaqueAt,
