@@ -21,7 +21,10 @@ void appendAtom(std::string &k, const Atom &a) {
   char buffer[72];
   char *end = buffer;
   for (int64_t v : {static_cast<int64_t>(a.axis), a.pre, a.size}) {
-    end = std::to_chars(end, buffer + sizeof buffer, v).ptr;
+    if (v >= 0 && v < 10) // most axes and sizes: one digit
+      *end++ = static_cast<char>('0' + v);
+    else
+      end = std::to_chars(end, buffer + sizeof buffer, v).ptr;
     *end++ = ':';
   }
   end[-1] = ',';

@@ -83,7 +83,8 @@ class Search {
 public:
   Search(const AtomTable &atoms, const TensorType &type, const Layout &to,
          const std::string &partialKind)
-      : atoms_(atoms), type_(type), to_(to), partialKind_(partialKind) {}
+      : atoms_(atoms), allAtoms_(atoms.allAtoms()), type_(type), to_(to),
+        partialKind_(partialKind) {}
 
   /// Every step from `from`, with the layout it leads to.
   std::vector<std::pair<Layout, Move>> moves(const Layout &from) const {
@@ -149,7 +150,7 @@ public:
       }
     }
     // all_slice: a free atom onto the minor end of a dim (free).
-    for (const Atom &a : atoms_.allAtoms()) {
+    for (const Atom &a : allAtoms_) {
       if (uses(from, a))
         continue;
       for (size_t d = 0; d < rank; ++d) {
@@ -186,6 +187,7 @@ public:
 
 private:
   const AtomTable &atoms_;
+  const std::vector<Atom> allAtoms_; // the table's, made once per search
   const TensorType &type_;
   const Layout &to_;
   const std::string &partialKind_;
