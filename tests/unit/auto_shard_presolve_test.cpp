@@ -69,6 +69,31 @@ void sparsen(StrategyProblem &p, std::mt19937 &rng) {
   p.edges = std::move(kept);
 }
 
+/// A chain of `n` nodes of `k` strategies, each node meeting the ones
+/// `back` steps before it, with every cost drawn from `rng` (the nodes'
+/// first, then the edges' in order).
+StrategyProblem randomChain(std::mt19937 &rng, int n, int k, std::initializer_list<int> back) {
+  std::uniform_real_distribution<double> cost(0.0, 1e-3);
+  StrategyProblem p;
+  p.numSteps = n;
+  for (int i = 0; i < n; ++i) {
+    ProblemNode node;
+    for (int s = 0; s < k; ++s)
+      node.cost.push_back(cost(rng));
+    node.liveStart = node.liveEnd = i;
+    p.nodes.push_back(node);
+  }
+  for (int v = 1; v < n; ++v)
+    for (int d : back)
+      if (v - d >= 0) {
+        ProblemEdge e{v - d, v, {}, {}, v};
+        for (int s = 0; s < k * k; ++s)
+          e.cost.push_back(cost(rng));
+        p.edges.push_back(e);
+      }
+  return p;
+}
+
 } // namespace
 
 TEST_CASE("auto-shard presolve: separable edge matrices fold into node costs", "[auto_shard]") {
@@ -148,25 +173,7 @@ TEST_CASE("auto-shard presolve: groups of at most two neighbours are eliminated"
 
 TEST_CASE("auto-shard presolve: a long chain with skips equals the plain ILP", "[auto_shard]") {
   std::mt19937 rng(404);
-  std::uniform_real_distribution<double> cost(0.0, 1e-3);
-  StrategyProblem p;
-  const int n = 40, k = 4;
-  p.numSteps = n;
-  for (int i = 0; i < n; ++i) {
-    ProblemNode node;
-    for (int s = 0; s < k; ++s)
-      node.cost.push_back(cost(rng));
-    node.liveStart = node.liveEnd = i;
-    p.nodes.push_back(node);
-  }
-  for (int v = 1; v < n; ++v)
-    for (int u : {v - 1, v - 3}) // a chain and residual-like skips
-      if (u >= 0) {
-        ProblemEdge e{u, v, {}, {}, v};
-        for (int s = 0; s < k * k; ++s)
-          e.cost.push_back(cost(rng));
-        p.edges.push_back(e);
-      }
+  StrategyProblem p = randomChain(rng, 40, 4, {1, 3}); // a chain and residual-like skips
   StrategyProblem plain = p;
   plain.presolve = false;
   StrategySolution reduced = solveStrategyProblem(p);
@@ -325,25 +332,8 @@ TEST_CASE("auto-shard elimination: a stack whose groups keep three neighbours", 
   // the enumerated optimum, in tables of at most the strategies of three
   // groups; with less work allowed than those tables take, no plan.
   std::mt19937 rng(707);
-  std::uniform_real_distribution<double> cost(0.0, 1e-3);
-  StrategyProblem p;
   const int n = 9, k = 3;
-  p.numSteps = n;
-  for (int i = 0; i < n; ++i) {
-    ProblemNode node;
-    for (int s = 0; s < k; ++s)
-      node.cost.push_back(cost(rng));
-    node.liveStart = node.liveEnd = i;
-    p.nodes.push_back(node);
-  }
-  for (int v = 1; v < n; ++v)
-    for (int u : {v - 1, v - 2, v - 3})
-      if (u >= 0) {
-        ProblemEdge e{u, v, {}, {}, v};
-        for (int s = 0; s < k * k; ++s)
-          e.cost.push_back(cost(rng));
-        p.edges.push_back(e);
-      }
+  StrategyProblem p = randomChain(rng, n, k, {1, 2, 3});
   ReducedModel model = asColumnsLeaveIt(reduceProblem(p));
   REQUIRE(model.stats.eliminatedGroups == 0);
   EliminationPlan exact = eliminationPlan(model, 1e9);
