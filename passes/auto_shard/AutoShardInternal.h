@@ -122,8 +122,7 @@ private:
 };
 
 /// The distinct layouts a node's strategies give (or want) at one end of an
-/// edge, and which of them each strategy's is: a reshard is priced once per
-/// pair of distinct layouts, as many strategies share one.
+/// edge, and which of them each strategy's is.
 struct Layouts {
   std::vector<const Sharding *> distinct;
   std::vector<int> of; // strategy -> index into distinct
@@ -140,6 +139,28 @@ struct Layouts {
     }
   }
 };
+
+/// `price(from, to)` for every strategy of `sources` (its layout
+/// `pickSource`) and every strategy of `targets` (`pickTarget`), row-major
+/// by source: each computed once per pair of distinct layouts, as many
+/// strategies give their result, or want their operand, in the same layout.
+template <typename PickSource, typename PickTarget, typename Price>
+auto pricePairs(const std::vector<Strategy> &sources, PickSource pickSource,
+                const std::vector<Strategy> &targets, PickTarget pickTarget, Price price) {
+  const Layouts from(sources, pickSource), to(targets, pickTarget);
+  std::vector<decltype(price(*from.distinct[0], *to.distinct[0]))> distinct, all;
+  for (const Sharding *f : from.distinct)
+    for (const Sharding *t : to.distinct)
+      distinct.push_back(price(*f, *t));
+  all.reserve(sources.size() * targets.size());
+  for (int a : from.of)
+    for (int b : to.of)
+      all.push_back(distinct[static_cast<size_t>(a) * to.distinct.size() + b]);
+  return all;
+}
+
+/// A strategy's result layout, for pricePairs.
+inline const Sharding &resultLayout(const Strategy &s) { return s.result; }
 
 /// Bytes of `shape` in `dtype`.
 double shapeBytes(DType dtype, const std::vector<int64_t> &shape);

@@ -77,28 +77,22 @@ void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &o
       double weight = std::min(producer.weight, consumer.weight);
       ProblemEdge edge{it->second, static_cast<int>(v), {}, {}, consumer.step};
       const TensorType &type = producer.value->type;
-      // Priced once per pair of distinct layouts: many strategies give their
-      // result, or want their operand, in the same layout.
-      const Layouts sources(producer.strategies,
-                            [](const Strategy &s) -> const Sharding & { return s.result; });
-      const Layouts targets(consumer.strategies,
-                            [i](const Strategy &s) -> const Sharding & { return s.operands[i]; });
-      std::vector<double> cost, memory; // by distinct source, then target
-      for (const Sharding *from : sources.distinct)
-        for (const Sharding *to : targets.distinct) {
-          const ReshardPlan &plan = pricer.plan(type, *from, {}, "sum", *to);
-          cost.push_back(weight * pricer.time(plan, type.dtype));
-          // The consumer's copy, live while it runs.
-          memory.push_back(pricer.workingBytes(plan, type, *from, true));
-        }
+      // Per pair of strategies: the reshard's time, and the consumer's copy,
+      // live while it runs.
+      const auto priced = pricePairs(
+          producer.strategies, resultLayout, consumer.strategies,
+          [i](const Strategy &s) -> const Sharding & { return s.operands[i]; },
+          [&](const Sharding &from, const Sharding &to) {
+            const ReshardPlan &plan = pricer.plan(type, from, {}, "sum", to);
+            return std::make_pair(weight * pricer.time(plan, type.dtype),
+                                  pricer.workingBytes(plan, type, from, true));
+          });
       bool copies = false;
-      for (int a : sources.of)
-        for (int b : targets.of) {
-          const size_t at = static_cast<size_t>(a) * targets.distinct.size() + b;
-          edge.cost.push_back(cost[at]);
-          edge.memory.push_back(memory[at]);
-          copies = copies || memory[at] > 0;
-        }
+      for (const auto &[cost, memory] : priced) {
+        edge.cost.push_back(cost);
+        edge.memory.push_back(memory);
+        copies = copies || memory > 0;
+      }
       if (!copies)
         edge.memory.clear();
       graph.edges.push_back(GraphEdge{it->second, static_cast<int>(v), i});
@@ -109,17 +103,12 @@ void makeProblem(StrategyGraph &graph, Pricer &pricer, const AutoShardOptions &o
     const GraphNode &producer = graph.nodes[back.from];
     const GraphNode &carried = graph.nodes[back.to];
     ProblemEdge edge{back.from, back.to, {}, {}, 0};
-    auto resultOf = [](const Strategy &s) -> const Sharding & { return s.result; };
-    const Layouts sources(producer.strategies, resultOf), targets(carried.strategies, resultOf);
-    std::vector<double> cost;
-    for (const Sharding *from : sources.distinct)
-      for (const Sharding *to : targets.distinct)
-        cost.push_back(back.weight *
-                       pricer.time(pricer.plan(producer.value->type, *from, {}, "sum", *to),
-                                   producer.value->type.dtype));
-    for (int a : sources.of)
-      for (int b : targets.of)
-        edge.cost.push_back(cost[static_cast<size_t>(a) * targets.distinct.size() + b]);
+    const TensorType &type = producer.value->type;
+    edge.cost = pricePairs(producer.strategies, resultLayout, carried.strategies, resultLayout,
+                           [&](const Sharding &from, const Sharding &to) {
+                             return back.weight *
+                                    pricer.time(pricer.plan(type, from, {}, "sum", to), type.dtype);
+                           });
     p.edges.push_back(std::move(edge));
   }
 }

@@ -386,22 +386,20 @@ private:
       pricer_.price(&op, op.result()->type, s);
     const Value &in = *op.operands[operand];
     const std::vector<Strategy> &leader = graph_.nodes[node].strategies;
-    const Layouts sources(leader, [](const Strategy &s) -> const Sharding & { return s.result; });
-    const Layouts targets(
-        all, [operand](const Strategy &s) -> const Sharding & { return s.operands[operand]; });
-    std::vector<double> moving; // by distinct source, then target
-    for (const Sharding *from : sources.distinct)
-      for (const Sharding *to : targets.distinct)
-        moving.push_back(pricer_.time(pricer_.plan(in.type, *from, {}, "sum", *to), in.type.dtype));
+    // The reshard from each leader strategy's layout to each op strategy's.
+    const std::vector<double> moving = pricePairs(
+        leader, resultLayout, all,
+        [operand](const Strategy &s) -> const Sharding & { return s.operands[operand]; },
+        [&](const Sharding &from, const Sharding &to) {
+          return pricer_.time(pricer_.plan(in.type, from, {}, "sum", to), in.type.dtype);
+        });
     std::vector<Strategy> chosen;
     for (size_t l = 0; l < leader.size(); ++l) {
       const Strategy *best = nullptr;
       double bestCost = 0;
       for (size_t k = 0; k < all.size(); ++k) {
         const Strategy &s = all[k];
-        double cost =
-            s.compute + s.communication +
-            moving[static_cast<size_t>(sources.of[l]) * targets.distinct.size() + targets.of[k]];
+        const double cost = s.compute + s.communication + moving[l * all.size() + k];
         if (!best || cost < bestCost) {
           best = &s;
           bestCost = cost;
