@@ -325,7 +325,7 @@ private:
           arg->name = x->name;
           arg->type = TensorType{sliceShape(x->type.shape, carried), x->type.dtype};
           arg->loc = x->loc;
-          chain->views[arg] = {x, strides(x->type.shape, carried)};
+          chain->views.push_back({arg, {x, strides(x->type.shape, carried)}});
         }
         copy->operands.push_back(arg);
       }
@@ -343,7 +343,7 @@ private:
       natural[&result] = &v;
       if (readAfter(result, members)) {
         chain->shadow.returned.push_back(&v);
-        chain->views[&v] = {&result, strides(result.type.shape, carried)};
+        chain->views.push_back({&v, {&result, strides(result.type.shape, carried)}});
       }
       chain->shadow.ops.push_back(std::move(copy));
     }

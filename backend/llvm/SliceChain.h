@@ -8,8 +8,8 @@
 
 #include "backend/llvm/Lowering.h"
 
-#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace shardc::llvmgen {
@@ -36,7 +36,10 @@ struct SliceChain {
     const Value *original;
     std::vector<int64_t> strides; ///< per axis; 0 when the view does not move along it
   };
-  std::map<const Value *, View> views; ///< shadow argument or returned value -> its view
+  /// Each shadow argument or returned value with its view, in the order the
+  /// chain met them (program order: what iterates them, the buffer plan and
+  /// the emitted code, must not depend on where the allocator put them).
+  std::vector<std::pair<const Value *, View>> views;
 
   /// How many slices the chain runs, per axis.
   std::vector<int64_t> sliceCounts() const;
