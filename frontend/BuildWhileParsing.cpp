@@ -26,8 +26,10 @@ BuildWhileParsing::~BuildWhileParsing() {
 }
 
 const DiagnosticEngine &BuildWhileParsing::finish(bool parsed) {
-  if (parsed)
+  if (parsed) {
+    closeTopItem();
     flush();
+  }
   stop(parsed ? State::Closed : State::Abandoned);
   if (parsed && failure_)
     std::rethrow_exception(failure_);
@@ -43,35 +45,45 @@ void BuildWhileParsing::stop(State state) {
   thread_.join();
 }
 
-void BuildWhileParsing::enterEveryRule(antlr4::ParserRuleContext *ctx) {
-  // Entering a function's body: its name, parameters and result types are
-  // parsed, and the body's `{` is its start token.
-  if (ctx->getRuleIndex() == P::RuleBlock && isFunctionBody(ctx))
-    post(Piece::FunctionStart, static_cast<antlr4::ParserRuleContext *>(ctx->parent));
-}
-
-void BuildWhileParsing::exitEveryRule(antlr4::ParserRuleContext *ctx) {
-  // A rule left by the SLL stage's bail-out exception is unfinished; the
-  // parse failed and the build is dropped.
-  if (std::uncaught_exceptions() > 0)
-    return;
-  switch (ctx->getRuleIndex()) {
+void BuildWhileParsing::entered(antlr4::ParserRuleContext *ctx, size_t ruleIndex) {
+  switch (ruleIndex) {
+  case P::RuleTopItem:
+    closeTopItem(); // the one before is complete
+    openTopItem_ = ctx;
+    break;
+  case P::RuleBlock:
+    // Entering a function's body: its name, parameters and result types are
+    // parsed, and the body's `{` is its start token.
+    if (isFunctionBody(ctx))
+      post(Piece::FunctionStart, static_cast<antlr4::ParserRuleContext *>(ctx->parent));
+    break;
   case P::RuleStatement:
   case P::RuleControlStmt:
   case P::RuleReturnStmt:
-    if (isFunctionBody(ctx->parent))
-      post(Piece::BodyItem, ctx);
-    break;
-  case P::RuleFuncDef:
-    post(Piece::FunctionEnd, ctx);
-    break;
-  case P::RuleTopItem:
-    if (ctx->children.empty() || !isExactly<P::FuncDefContext>(ctx->children.front()))
-      post(Piece::TopItem, ctx);
+    if (isFunctionBody(ctx->parent)) {
+      if (openBodyItem_) // the statement before is complete
+        post(Piece::BodyItem, openBodyItem_);
+      openBodyItem_ = ctx;
+    }
     break;
   default:
     break;
   }
+}
+
+void BuildWhileParsing::closeTopItem() {
+  if (!openTopItem_)
+    return;
+  if (openBodyItem_)
+    post(Piece::BodyItem, openBodyItem_);
+  openBodyItem_ = nullptr;
+  antlr4::tree::ParseTree *first =
+      openTopItem_->children.empty() ? nullptr : openTopItem_->children.front();
+  if (first && isExactly<P::FuncDefContext>(first))
+    post(Piece::FunctionEnd, static_cast<antlr4::ParserRuleContext *>(first));
+  else
+    post(Piece::TopItem, openTopItem_);
+  openTopItem_ = nullptr;
 }
 
 void BuildWhileParsing::post(Piece::Kind kind, antlr4::ParserRuleContext *ctx) {

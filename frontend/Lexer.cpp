@@ -319,5 +319,28 @@ std::unique_ptr<antlr4::Token> ShdTokenSource::nextToken() {
   return eof;
 }
 
+SourceTokenStream::SourceTokenStream(ShdTokenSource &source)
+    : antlr4::CommonTokenStream(&source), source_(source) {
+  // A token per 5 bytes of text is about what programs have (the
+  // generated 100,000-op one: one per 5.3); more grows the vector as usual.
+  _tokens.reserve(source.text().size() / 5 + 16);
+}
+
+size_t SourceTokenStream::fetch(size_t n) {
+  if (_fetchedEOF)
+    return 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::unique_ptr<antlr4::Token> token = source_.nextToken();
+    static_cast<SourceToken &>(*token).setTokenIndex(_tokens.size());
+    bool eof = token->getType() == antlr4::Token::EOF;
+    _tokens.push_back(std::move(token));
+    if (eof) {
+      _fetchedEOF = true;
+      return i + 1;
+    }
+  }
+  return n;
+}
+
 } // namespace frontend
 } // namespace shardc

@@ -132,5 +132,20 @@ private:
   std::unordered_map<const SourceToken *, std::string> replaced_;
 };
 
+/// ANTLR's buffered token stream over a ShdTokenSource. Its fetch() is
+/// ANTLR's without the dynamic_cast to WritableToken it makes per token
+/// (every token here is a SourceToken), and reserves room for the tokens of
+/// the whole text at once: a 100,000-op program has about 800,000.
+class SourceTokenStream final : public antlr4::CommonTokenStream {
+public:
+  explicit SourceTokenStream(ShdTokenSource &source);
+
+protected:
+  size_t fetch(size_t n) override;
+
+private:
+  ShdTokenSource &source_;
+};
+
 } // namespace frontend
 } // namespace shardc

@@ -161,8 +161,8 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
   // BAD_CHAR token, which the parser reports.
   frontend::Utf8CharStream input(file.text(), file.name());
   frontend::ShdTokenSource lexer(input);
-  antlr4::CommonTokenStream tokens(&lexer);
-  shd::ShdParser parser(&tokens);
+  frontend::SourceTokenStream tokens(lexer);
+  frontend::StreamingParser parser(&tokens);
   SyntaxErrorListener listener(file, diags);
   parser.removeErrorListeners();
 
@@ -176,7 +176,7 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
       (when == IRBuild::Auto && file.text().size() >= kBuildWhileParsingBytes &&
        std::thread::hardware_concurrency() > 1)) {
     streamed.emplace(file, *module);
-    parser.addParseListener(&*streamed);
+    parser.streamTo(&*streamed);
   }
   shd::ShdParser::ModuleContext *tree = nullptr;
   parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
@@ -188,7 +188,7 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
     tree = nullptr;
   }
   if (streamed) {
-    parser.removeParseListeners();
+    parser.streamTo(nullptr);
     const DiagnosticEngine &built = streamed->finish(tree != nullptr);
     if (tree) {
       diags.append(built);

@@ -69,7 +69,11 @@ TEST_CASE("fusion: an elementwise chain is one vectorized loop without temporari
   const std::string &ir = kernel.ir();
   INFO(ir);
   CHECK(countOf(ir, "vector.body:") == 1); // one loop, vectorized
-  CHECK(countOf(ir, "store <") == 1);      // writing only %t
+  // Writing only %t: a vector store per three vector loads (%a, %b, %c),
+  // however far LLVM unrolls the loop (AVX2's 8-float vectors are unrolled,
+  // AVX-512's 16 are not).
+  CHECK(countOf(ir, "store <") >= 1);
+  CHECK(countOf(ir, "load <") == 3 * countOf(ir, "store <"));
   CHECK(countOf(ir, "alloca") == 0);
   llvm::StringMap<bool> features;
   // tanh, its exp included, is inline at the target's widest vectors, in f32

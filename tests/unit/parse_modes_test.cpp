@@ -40,7 +40,7 @@ std::vector<std::string> fullLLErrors(const SourceFile &file) {
   DiagnosticEngine diags;
   frontend::Utf8CharStream input(file.text(), file.name());
   frontend::ShdTokenSource lexer(input);
-  antlr4::CommonTokenStream tokens(&lexer);
+  frontend::SourceTokenStream tokens(lexer);
   shd::ShdParser parser(&tokens);
   SyntaxErrorListener listener(file, diags);
   parser.removeErrorListeners();
