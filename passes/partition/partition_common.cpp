@@ -6,23 +6,65 @@
 
 namespace shardc::partition {
 
+void NameTable::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot &slot : old)
+    if (slot.name != 0) {
+      size_t i = slot.hash & mask;
+      while (slots_[i].name != 0)
+        i = (i + 1) & mask;
+      slots_[i] = slot;
+    }
+}
+
+bool NameTable::insert(std::string_view name) {
+  if (2 * (names_.size() + 1) > slots_.size())
+    grow();
+  const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    Slot &slot = slots_[i];
+    if (slot.name == 0) {
+      names_.emplace_back(name);
+      slot = Slot{hash, static_cast<uint32_t>(names_.size())};
+      return true;
+    }
+    if (slot.hash == hash && names_[slot.name - 1] == name)
+      return false;
+  }
+}
+
+bool NameTable::contains(std::string_view name) const {
+  if (slots_.empty())
+    return false;
+  const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot &slot = slots_[i];
+    if (slot.name == 0)
+      return false;
+    if (slot.hash == hash && names_[slot.name - 1] == name)
+      return true;
+  }
+}
+
 std::string NameTable::fresh(const std::string &hint) {
   // %c, then %c_1, %c_2, ...: a hint that is itself numbered (%c_1) counts on
   // from its base rather than growing %c_1_1.
   std::string base = hint.empty() ? "v" : hint;
   size_t cut = base.find_last_not_of("0123456789");
   if (cut != std::string::npos && cut + 1 < base.size() && base[cut] == '_' && cut > 0 &&
-      used_.count(base))
+      contains(base))
     base = base.substr(0, cut);
   std::string name = hint.empty() ? base : hint;
-  if (used_.insert(name).second)
+  if (insert(name))
     return name;
   int &next = counters_[base];
   base += '_';
   do {
     name = base;
     name += std::to_string(++next); // (fmt::format: twice the time here)
-  } while (!used_.insert(name).second);
+  } while (!insert(name));
   return name;
 }
 

@@ -129,6 +129,7 @@ const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule 
                static_cast<uint64_t>(first),
                operands.size(),
                results.size()};
+  key.reserve(128); // (about 20 words per sharding with its axes' locations)
   for (const auto *tensors : {&operands, &results})
     for (const Sharding *sharding : *tensors) {
       key.push_back(sharding != nullptr);

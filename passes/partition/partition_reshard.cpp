@@ -78,8 +78,9 @@ KeyWords requestKey(const Body &body, const ReshardRequest &request) {
 }
 
 /// planReshard(request), searched once per distinct request of the function
-/// (PartitionCaches::plans); `key` is requestKey's.
-ReshardPlan cachedPlan(Body &body, const ReshardRequest &request, KeyWords key, Loc cause) {
+/// (PartitionCaches::plans, node-based: the plan stays where it is);
+/// `key` is requestKey's.
+const ReshardPlan &cachedPlan(Body &body, const ReshardRequest &request, KeyWords key, Loc cause) {
   auto search = [&] {
     try {
       return planReshard(request);
@@ -144,7 +145,7 @@ Local reshardLocal(Body &body, const Local &value, const TensorType &globalType,
     if (auto known = body.reshards.find(reused); known != body.reshards.end())
       return known->second;
   }
-  ReshardPlan plan = cachedPlan(body, request, std::move(key), cause);
+  const ReshardPlan &plan = cachedPlan(body, request, std::move(key), cause);
   Value *v = value.value;
   for (const ReshardStep &step : plan.steps) {
     v = trim(body, emitStep(body, v, step, cause), step.localShapeAfter, cause);
