@@ -116,17 +116,18 @@ Assignment layoutsOf(std::vector<std::vector<AxisRef>> factorAxes, const Op &op,
   return a;
 }
 
-/// assignFactors and the layouts it gives, computed once per function for
-/// each key: the op's rule (ops of one kind and shapes share one) and kind,
-/// the mesh, `first`, and the shardings of the operands and results (with
-/// their axes' source locations, which the layouts copy).
-const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule &rule,
-                                   const std::vector<const Sharding *> &operands,
-                                   const std::vector<const Sharding *> &results, int first) {
+/// cachedAssignment's key: the op's rule (ops of one kind and shapes share
+/// one) and kind, the mesh, `first` (word kFirstWord, set per lookup), and
+/// the shardings of the operands and results (with their axes' source
+/// locations, which the layouts copy). Built once per op.
+constexpr size_t kFirstWord = 3;
+KeyWords assignmentKey(const Body &body, const Op &op, const ShardingRule &rule,
+                       const std::vector<const Sharding *> &operands,
+                       const std::vector<const Sharding *> &results) {
   KeyWords key{reinterpret_cast<uintptr_t>(&rule),
                static_cast<uint64_t>(op.kind),
                reinterpret_cast<uintptr_t>(&body.mesh),
-               static_cast<uint64_t>(first),
+               0,
                operands.size(),
                results.size()};
   key.reserve(128); // (about 20 words per sharding with its axes' locations)
@@ -136,11 +137,23 @@ const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule 
       if (sharding)
         appendKey(key, *sharding, true);
     }
-  auto [it, added] = body.caches->assignments.try_emplace(std::move(key));
-  if (added)
-    it->second = layoutsOf(assignFactors(op, rule, operands, results, body.mesh, first), op, rule,
-                           body.mesh);
-  return it->second;
+  return key;
+}
+
+/// assignFactors and the layouts it gives, computed once per function for
+/// each assignmentKey (`key`, whose `first` word this sets).
+const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule &rule,
+                                   const std::vector<const Sharding *> &operands,
+                                   const std::vector<const Sharding *> &results, int first,
+                                   KeyWords &key) {
+  key[kFirstWord] = static_cast<uint64_t>(first);
+  auto &cache = body.caches->assignments;
+  if (auto known = cache.find(key); known != cache.end())
+    return known->second;
+  return cache
+      .emplace(key, layoutsOf(assignFactors(op, rule, operands, results, body.mesh, first), op,
+                              rule, body.mesh))
+      .first->second;
 }
 
 /// The way `op` is computed. assignFactors lets the operands choose first,
@@ -152,11 +165,12 @@ const Assignment &cachedAssignment(Body &body, const Op &op, const ShardingRule 
 /// computes more per device; ties keep the default. GSPMD weighs a dot's
 /// ways the same way: y = x W with x split by rows and W and y by columns
 /// gathers x (x's rows), not W (all of W, then y moved from rows to
-/// columns).
-Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
-                            const std::vector<const Local *> &inputs,
-                            const std::vector<const Sharding *> &operands,
-                            const std::vector<const Sharding *> &results) {
+/// columns). The way is one of PartitionCaches::assignments (node-based:
+/// it stays where it is while more are added).
+const Assignment &chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
+                                   const std::vector<const Local *> &inputs,
+                                   const std::vector<const Sharding *> &operands,
+                                   const std::vector<const Sharding *> &results) {
   const Mesh &mesh = body.mesh;
   // In a loop, a reshard of a value from before it is hoisted in front of it.
   auto runsOf = [&](const Value *operand) {
@@ -178,21 +192,22 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
       n *= static_cast<double>(localDimSize(rule.factorSizes[f], productOf(factorAxes[f], mesh)));
     return n;
   };
-  Assignment best = cachedAssignment(body, op, rule, operands, results, -1);
+  KeyWords key = assignmentKey(body, op, rule, operands, results);
+  const Assignment *best = &cachedAssignment(body, op, rule, operands, results, -1, key);
   if (!body.options.cheapestAssignment)
-    return best;
-  double bestBytes = bytesOf(best);
+    return *best;
+  double bestBytes = bytesOf(*best);
   if (bestBytes == 0)
-    return best;
-  const double bestWork = work(best.factorAxes);
+    return *best;
+  const double bestWork = work(best->factorAxes);
   auto same = [](const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
     return sameAxisList(a, b);
   };
   const int tensors = static_cast<int>(rule.operands.size() + rule.results.size());
   for (int first = 1; first < tensors; ++first) {
-    const Assignment &candidate = cachedAssignment(body, op, rule, operands, results, first);
+    const Assignment &candidate = cachedAssignment(body, op, rule, operands, results, first, key);
     const std::vector<std::vector<AxisRef>> &other = candidate.factorAxes;
-    if (std::equal(other.begin(), other.end(), best.factorAxes.begin(), best.factorAxes.end(),
+    if (std::equal(other.begin(), other.end(), best->factorAxes.begin(), best->factorAxes.end(),
                    same) ||
         work(other) > bestWork)
       continue;
@@ -203,11 +218,11 @@ Assignment chooseAssignment(Body &body, const Op &op, const ShardingRule &rule,
       continue; // a layout the planner cannot reach: not a way to take
     }
     if (bytes < bestBytes) {
-      best = candidate;
+      best = &candidate;
       bestBytes = bytes;
     }
   }
-  return best;
+  return *best;
 }
 
 void partitionGeneric(Body &body, const Op &op) {
@@ -228,7 +243,8 @@ void partitionGeneric(Body &body, const Op &op) {
     results.push_back(declared(*r, mesh));
   for (const Sharding &s : results)
     resultShardings.push_back(&s);
-  Assignment chosen = chooseAssignment(body, op, *rule, inputs, operandShardings, resultShardings);
+  const Assignment &chosen =
+      chooseAssignment(body, op, *rule, inputs, operandShardings, resultShardings);
   const std::vector<std::vector<AxisRef>> &factorAxes = chosen.factorAxes;
 
   // 2-3. Operands in the op's layout, padding masked where it is reduced.
@@ -262,7 +278,7 @@ void partitionGeneric(Body &body, const Op &op) {
   if (op.kind == OpKind::ReduceMean && !chosen.result.partial.empty())
     localKind = OpKind::ReduceSum; // the mean divides the whole sum, below
   Value *v = body.emit(localKind, operands, localAttrs(op, firstLocal), type, op.loc, result.name);
-  Local out = std::move(chosen.result);
+  Local out = chosen.result;
   out.value = v;
   if (localKind != op.kind) {
     out = reshardLocal(body, out, result.type, out.sharding, op.loc,

@@ -18,12 +18,14 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/ShardingKey.h"
 
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace shardc {
@@ -148,7 +150,10 @@ public:
 
 private:
   std::deque<ShardingRule> rules_;
-  std::map<ShardingRuleKey, const ShardingRule *> byKey_;
+  /// By shardingRuleKey's parts, flat: the op's kind, then each shape and
+  /// the parameter as its length and its values.
+  std::unordered_map<KeyWords, const ShardingRule *, KeyWordsHash> byKey_;
+  KeyWords scratch_;
 };
 
 /// The identity rule of a tensor type: one pass-through factor per dim

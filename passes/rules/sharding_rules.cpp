@@ -244,8 +244,11 @@ std::optional<ShardingRule> getShardingRule(const Op &op) {
   return rule;
 }
 
-std::optional<ShardingRuleKey> shardingRuleKey(const Op &op) {
-  std::vector<int64_t> parameter;
+namespace {
+
+/// Whether `op`'s rule is a function of shardingRuleKey's parts, and the
+/// parameter among them (a transpose's permutation, else empty).
+bool keyable(const Op &op, std::vector<int64_t> &parameter) {
   switch (opInfo(op.kind).group) {
   case OpGroup::Unary:
   case OpGroup::Convert:
@@ -257,21 +260,30 @@ std::optional<ShardingRuleKey> shardingRuleKey(const Op &op) {
       const Attribute *perm = op.attr(attrs::perm);
       std::optional<std::vector<int64_t>> values = perm ? perm->intList() : std::nullopt;
       if (!values)
-        return std::nullopt;
+        return false;
       parameter = std::move(*values);
     } else if (op.kind != OpKind::Matmul && op.kind != OpKind::Reshape) {
-      return std::nullopt;
+      return false;
     }
   }
   if (op.results.size() != 1 || !op.results[0] || !op.results[0]->typeKnown)
+    return false;
+  for (const Value *v : op.operands)
+    if (!v || !v->typeKnown)
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::optional<ShardingRuleKey> shardingRuleKey(const Op &op) {
+  std::vector<int64_t> parameter;
+  if (!keyable(op, parameter))
     return std::nullopt;
   ShardingRuleKey key{static_cast<int>(op.kind), {}};
   key.second.reserve(op.operands.size() + 2);
-  for (const Value *v : op.operands) {
-    if (!v || !v->typeKnown)
-      return std::nullopt;
+  for (const Value *v : op.operands)
     key.second.push_back(v->type.shape);
-  }
   key.second.push_back(op.results[0]->type.shape);
   key.second.push_back(std::move(parameter));
   return key;
@@ -282,13 +294,26 @@ const ShardingRule *ShardingRuleCache::get(const Op &op) {
     std::optional<ShardingRule> rule = getShardingRule(op);
     return rule ? &rules_.emplace_back(std::move(*rule)) : nullptr;
   };
-  std::optional<ShardingRuleKey> key = shardingRuleKey(op);
-  if (!key)
+  std::vector<int64_t> parameter;
+  if (!keyable(op, parameter))
     return make();
-  auto [it, added] = byKey_.try_emplace(std::move(*key), nullptr);
-  if (added)
-    it->second = make();
-  return it->second;
+  // shardingRuleKey's parts, flat, in a buffer kept between calls.
+  KeyWords &key = scratch_;
+  key.clear();
+  key.push_back(static_cast<uint64_t>(op.kind));
+  auto append = [&](const std::vector<int64_t> &values) {
+    key.push_back(values.size());
+    key.insert(key.end(), values.begin(), values.end());
+  };
+  for (const Value *v : op.operands)
+    append(v->type.shape);
+  append(op.results[0]->type.shape);
+  append(parameter);
+  if (auto known = byKey_.find(key); known != byKey_.end())
+    return known->second;
+  const ShardingRule *rule = make();
+  byKey_.emplace(key, rule);
+  return rule;
 }
 
 ShardingRule identityRule(const TensorType &type, size_t numOperands, size_t numResults) {
