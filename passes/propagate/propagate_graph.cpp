@@ -114,24 +114,36 @@ private:
     return slot;
   }
 
-  /// The rule of an op of `kind` (kIdentityKind: an identity edge) on
-  /// tensors of `shapes` (operands then result), made by `make` the first
+  /// The rule keyed by `key` (appendShardingRuleKey's, or an identity
+  /// edge's, which starts with kIdentityKind), made by `make` the first
   /// time; null when `make` gives none.
   template <typename MakeRule>
-  const ShardingRule *sharedRule(int kind, std::vector<std::vector<int64_t>> shapes,
-                                 const MakeRule &make) {
-    auto [it, added] = rules_.try_emplace({kind, std::move(shapes)}, nullptr);
-    if (added)
-      if (std::optional<ShardingRule> rule = make())
-        it->second = &graph_.rules.emplace_back(std::move(*rule));
-    return it->second;
+  const ShardingRule *sharedRule(const KeyWords &key, const MakeRule &make) {
+    if (auto known = rules_.find(key); known != rules_.end())
+      return known->second;
+    const ShardingRule *made = nullptr;
+    if (std::optional<ShardingRule> rule = make())
+      made = &graph_.rules.emplace_back(std::move(*rule));
+    rules_.emplace(key, made);
+    return made;
   }
 
-  static constexpr int kIdentityKind = -1;
+  /// (No OpKind has this value.)
+  static constexpr uint64_t kIdentityKind = ~uint64_t{0};
+
+  /// An identity edge's key: kIdentityKind, the shape, the sources and
+  /// targets.
+  static KeyWords identityKey(const TensorType &type, size_t numOperands, size_t numResults) {
+    KeyWords key{kIdentityKind, type.shape.size()};
+    key.insert(key.end(), type.shape.begin(), type.shape.end());
+    key.push_back(numOperands);
+    key.push_back(numResults);
+    return key;
+  }
 
   /// The rule of an identity edge between two tensors of `type`.
   const ShardingRule *identityRuleOf(const TensorType &type) {
-    return sharedRule(kIdentityKind, {type.shape}, [&] {
+    return sharedRule(identityKey(type, 1, 1), [&] {
       ShardingRule rule = identityRule(type, 1, 1);
       // identityRule gives a dim of size 0 no factor; Shardy passes its axes
       // on like any other dim's.
@@ -150,9 +162,7 @@ private:
                                        size_t numResults) {
     if (numOperands == 1 && numResults == 1)
       return identityRuleOf(type);
-    std::vector<std::vector<int64_t>> key = {
-        type.shape, {static_cast<int64_t>(numOperands), static_cast<int64_t>(numResults)}};
-    return sharedRule(kIdentityKind, std::move(key), [&] {
+    return sharedRule(identityKey(type, numOperands, numResults), [&] {
       ShardingRule rule = *identityRuleOf(type);
       rule.operands.assign(numOperands, rule.operands[0]);
       rule.results.assign(numResults, rule.results[0]);
@@ -245,8 +255,9 @@ private:
       return rule;
     };
     const ShardingRule *rule = nullptr;
-    if (std::optional<ShardingRuleKey> key = shardingRuleKey(op)) {
-      rule = sharedRule(key->first, std::move(key->second), make);
+    ruleKey_.clear();
+    if (appendShardingRuleKey(ruleKey_, op)) {
+      rule = sharedRule(ruleKey_, make);
     } else if (std::optional<ShardingRule> own = make()) {
       rule = &graph_.rules.emplace_back(std::move(*own));
     }
@@ -456,7 +467,8 @@ private:
   /// Axes no slot of the value may take: a manual_computation result's
   /// sharding is its out_sharding.
   std::unordered_map<const Value *, std::vector<AxisRef>> blockedValues_;
-  std::map<ShardingRuleKey, const ShardingRule *> rules_;
+  std::unordered_map<KeyWords, const ShardingRule *, KeyWordsHash> rules_;
+  KeyWords ruleKey_; // of the op being added
 };
 
 } // namespace

@@ -135,12 +135,13 @@ std::optional<ShardingRule> getShardingRule(const Op &op);
 
 /// What an op's rule depends on, for the ops whose rule depends on nothing
 /// else: the kind, the operand and result shapes and, for transpose, the
-/// permutation (elementwise, creation, matmul, reshape, transpose). nullopt
-/// for the others (a reduction's dims, a slice's bounds, ...).
-using ShardingRuleKey = std::pair<int, std::vector<std::vector<int64_t>>>;
-std::optional<ShardingRuleKey> shardingRuleKey(const Op &op);
+/// permutation (elementwise, creation, matmul, reshape, transpose), appended
+/// to `key` as words: the kind, then each shape and the permutation as its
+/// length and its values. False, with nothing appended, for the others (a
+/// reduction's dims, a slice's bounds, ...).
+bool appendShardingRuleKey(KeyWords &key, const Op &op);
 
-/// getShardingRule, computed once per ShardingRuleKey: a long program
+/// getShardingRule, computed once per appendShardingRuleKey: a long program
 /// repeats a few distinct ops (the 10,000-op generated program has a
 /// handful of rules), and making a rule costs more than finding it.
 class ShardingRuleCache {
@@ -150,10 +151,8 @@ public:
 
 private:
   std::deque<ShardingRule> rules_;
-  /// By shardingRuleKey's parts, flat: the op's kind, then each shape and
-  /// the parameter as its length and its values.
   std::unordered_map<KeyWords, const ShardingRule *, KeyWordsHash> byKey_;
-  KeyWords scratch_;
+  KeyWords scratch_; // the key of the op asked about
 };
 
 /// The identity rule of a tensor type: one pass-through factor per dim

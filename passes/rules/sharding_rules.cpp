@@ -244,11 +244,8 @@ std::optional<ShardingRule> getShardingRule(const Op &op) {
   return rule;
 }
 
-namespace {
-
-/// Whether `op`'s rule is a function of shardingRuleKey's parts, and the
-/// parameter among them (a transpose's permutation, else empty).
-bool keyable(const Op &op, std::vector<int64_t> &parameter) {
+bool appendShardingRuleKey(KeyWords &key, const Op &op) {
+  std::vector<int64_t> parameter;
   switch (opInfo(op.kind).group) {
   case OpGroup::Unary:
   case OpGroup::Convert:
@@ -271,35 +268,6 @@ bool keyable(const Op &op, std::vector<int64_t> &parameter) {
   for (const Value *v : op.operands)
     if (!v || !v->typeKnown)
       return false;
-  return true;
-}
-
-} // namespace
-
-std::optional<ShardingRuleKey> shardingRuleKey(const Op &op) {
-  std::vector<int64_t> parameter;
-  if (!keyable(op, parameter))
-    return std::nullopt;
-  ShardingRuleKey key{static_cast<int>(op.kind), {}};
-  key.second.reserve(op.operands.size() + 2);
-  for (const Value *v : op.operands)
-    key.second.push_back(v->type.shape);
-  key.second.push_back(op.results[0]->type.shape);
-  key.second.push_back(std::move(parameter));
-  return key;
-}
-
-const ShardingRule *ShardingRuleCache::get(const Op &op) {
-  auto make = [&]() -> const ShardingRule * {
-    std::optional<ShardingRule> rule = getShardingRule(op);
-    return rule ? &rules_.emplace_back(std::move(*rule)) : nullptr;
-  };
-  std::vector<int64_t> parameter;
-  if (!keyable(op, parameter))
-    return make();
-  // shardingRuleKey's parts, flat, in a buffer kept between calls.
-  KeyWords &key = scratch_;
-  key.clear();
   key.push_back(static_cast<uint64_t>(op.kind));
   auto append = [&](const std::vector<int64_t> &values) {
     key.push_back(values.size());
@@ -309,10 +277,21 @@ const ShardingRule *ShardingRuleCache::get(const Op &op) {
     append(v->type.shape);
   append(op.results[0]->type.shape);
   append(parameter);
-  if (auto known = byKey_.find(key); known != byKey_.end())
+  return true;
+}
+
+const ShardingRule *ShardingRuleCache::get(const Op &op) {
+  auto make = [&]() -> const ShardingRule * {
+    std::optional<ShardingRule> rule = getShardingRule(op);
+    return rule ? &rules_.emplace_back(std::move(*rule)) : nullptr;
+  };
+  scratch_.clear();
+  if (!appendShardingRuleKey(scratch_, op))
+    return make();
+  if (auto known = byKey_.find(scratch_); known != byKey_.end())
     return known->second;
   const ShardingRule *rule = make();
-  byKey_.emplace(key, rule);
+  byKey_.emplace(scratch_, rule);
   return rule;
 }
 
