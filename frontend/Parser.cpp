@@ -13,6 +13,7 @@
 #include "frontend/Lexer.h"
 
 #include <fmt/format.h>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -112,8 +113,6 @@ namespace {
 /// microseconds, the parse of 64 KiB a few milliseconds.
 constexpr size_t kBuildWhileParsingBytes = 64 * 1024;
 
-/// Byte offset of the first invalid UTF-8 sequence, or npos. ANTLR's input
-/// stream throws on invalid UTF-8, so this is checked first.
 /// The lexer, token stream and parser of one parse: they own its tokens and
 /// its tree.
 struct ParseMachinery {
@@ -133,15 +132,19 @@ class BackgroundRelease {
 public:
   ~BackgroundRelease() { wait(); }
   void wait() {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (thread_.joinable())
       thread_.join();
   }
   void release(std::unique_ptr<ParseMachinery> machinery) {
-    wait();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (thread_.joinable())
+      thread_.join();
     thread_ = std::thread([m = std::move(machinery)]() mutable { m.reset(); });
   }
 
 private:
+  std::mutex mutex_; // (parses on two threads at once share this)
   std::thread thread_;
 };
 
@@ -150,6 +153,8 @@ BackgroundRelease &backgroundRelease() {
   return release;
 }
 
+/// Byte offset of the first invalid UTF-8 sequence, or npos. ANTLR's input
+/// stream throws on invalid UTF-8, so this is checked first.
 size_t firstInvalidUtf8(std::string_view text) {
   size_t i = 0;
   while (i < text.size()) {
