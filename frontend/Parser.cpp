@@ -11,6 +11,7 @@
 #include "frontend/BuildWhileParsing.h"
 #include "frontend/IRBuilder.h"
 #include "frontend/Lexer.h"
+#include "frontend/SourceInput.h"
 
 #include <fmt/format.h>
 #include <mutex>
@@ -157,7 +158,7 @@ BackgroundRelease &backgroundRelease() {
 /// stream throws on invalid UTF-8, so this is checked first.
 size_t firstInvalidUtf8(std::string_view text) {
   size_t i = 0;
-  while (i < text.size()) {
+  while ((i = skipPrintableAscii(text, i)) < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
     size_t width = c < 0x80           ? 1
                    : (c >> 5) == 0x6  ? 2

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -49,10 +50,34 @@ std::optional<std::string> readSource(const std::string &path, std::string &erro
   return text;
 }
 
+size_t skipPrintableAscii(std::string_view text, size_t from) {
+  // Eight bytes at a time (SWAR): a word has a byte below 0x20 when the
+  // borrow of subtracting 0x20 from each byte reaches a byte whose high bit
+  // was clear, a byte 0x7f when the same holds for its xor with 0x7f.
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  size_t i = from;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, text.data() + i, 8);
+    uint64_t del = w ^ (0x7f * kOnes);
+    if (((w & kHighs) | ((w - 0x20 * kOnes) & ~w & kHighs) | ((del - kOnes) & ~del & kHighs)) != 0)
+      break;
+  }
+  for (; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f)
+      break;
+  }
+  return i;
+}
+
 std::optional<NotText> findNonText(std::string_view text) {
   const auto *bytes = reinterpret_cast<const unsigned char *>(text.data());
   const size_t size = text.size();
   for (size_t i = 0; i < size;) {
+    i = skipPrintableAscii(text, i);
+    if (i == size)
+      break;
     unsigned char c = bytes[i];
     if (c == 0)
       return NotText{i, fmt::format("NUL byte at offset {}", i)};

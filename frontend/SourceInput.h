@@ -22,6 +22,11 @@ struct NotText {
   std::string reason;
 };
 
+/// The first offset from `from` on whose byte is not printable ASCII (0x20 to
+/// 0x7e), or text.size(): the scans of whole files skip such runs eight bytes
+/// at a time.
+size_t skipPrintableAscii(std::string_view text, size_t from);
+
 /// Checks that `text` is UTF-8 without NUL or other control bytes (tab, line
 /// feed, carriage return and form feed are allowed). Returns the first
 /// problem, or nullopt when `text` is fine.

@@ -2,6 +2,7 @@
 #include "ir/Diagnostics.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/color.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,9 +12,9 @@ namespace shardc {
 SourceFile::SourceFile(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
   lineStarts_.push_back(0);
-  for (size_t i = 0; i < text_.size(); ++i)
-    if (text_[i] == '\n')
-      lineStarts_.push_back(i + 1);
+  const char *begin = text_.data(), *end = begin + text_.size();
+  for (const char *p = begin; (p = static_cast<const char *>(std::memchr(p, '\n', end - p)));)
+    lineStarts_.push_back(static_cast<size_t>(++p - begin));
 }
 
 std::string_view SourceFile::line(int line) const {

@@ -24,6 +24,32 @@ TEST_CASE("findNonText accepts UTF-8 text", "[driver]") {
         -1); // é → 😀 U+10FFFF
 }
 
+TEST_CASE("skipPrintableAscii stops at the first byte outside 0x20-0x7e", "[driver]") {
+  // Against a byte-by-byte scan, from every start, on texts where one byte
+  // of every value (0x00-0xff) sits at every position of an 8-byte word,
+  // behind long printable runs (the 8-byte steps) and after one another.
+  auto reference = [](std::string_view text, size_t from) {
+    size_t i = from;
+    while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 &&
+           static_cast<unsigned char>(text[i]) < 0x7f)
+      ++i;
+    return i;
+  };
+  for (int byte = 0; byte < 256; ++byte)
+    for (size_t at = 0; at < 24; ++at) {
+      std::string text(40, 'a');
+      text[at] = static_cast<char>(byte);
+      text[at + 9] = static_cast<char>(255 - byte);
+      for (size_t from = 0; from <= text.size(); from += 3)
+        REQUIRE(skipPrintableAscii(text, from) == reference(text, from));
+    }
+  std::string printable;
+  for (int c = 0x20; c < 0x7f; ++c)
+    printable += static_cast<char>(c);
+  CHECK(skipPrintableAscii(printable + printable, 0) == 2 * printable.size());
+  CHECK(skipPrintableAscii(printable + "\n" + printable, 5) == printable.size());
+}
+
 TEST_CASE("findNonText reports the first bad byte", "[driver]") {
   CHECK(badOffset(std::string_view("ab\0c", 4)) == 2);
   CHECK(findNonText(std::string_view("ab\0c", 4))->reason == "NUL byte at offset 2");
