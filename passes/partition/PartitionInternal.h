@@ -54,28 +54,31 @@ struct Local {
 /// Fresh value names for one function (the original names where free).
 class NameTable {
 public:
-  void reserve(const std::string &name) { insert(name); }
+  void reserve(const std::string &name) { take(name); }
   std::string fresh(const std::string &hint);
 
 private:
+  // Every name taken, and each numbering base's last number, in one
+  // open-addressing table (linear probing, at most half full): a lookup is
+  // a hash and about one probe. An ordered set of the names and a map of
+  // the counters took about 3,500 instructions per fresh name at 100,000
+  // ops (18 levels of string comparisons, twice); std::unordered_set was
+  // slower still (a node allocation per name, and its rehashes).
+  struct Slot {
+    size_t hash = 0;
+    uint32_t name = 0;  ///< index + 1 into names_; 0: empty
+    bool taken = false; ///< (false: only a base, with its counter)
+    int counter = 0;    ///< the last number given to `name`_N
+  };
+  /// The slot of `name`, added (not taken) when missing.
+  Slot &slot(std::string_view name);
   /// Takes `name`; false when it was taken already.
-  bool insert(std::string_view name);
+  bool take(std::string_view name);
   bool contains(std::string_view name) const;
   void grow();
 
-  // Every name taken, and an open-addressing table over them (linear
-  // probing, at most half full): a lookup is a hash and about one probe. An
-  // ordered set took about 3,500 instructions per fresh name at 100,000 ops
-  // (18 levels of string comparisons, twice: the name and its counter);
-  // std::unordered_set was slower still (a node allocation per name, and
-  // its rehashes).
-  struct Slot {
-    size_t hash = 0;
-    uint32_t name = 0; ///< index + 1 into names_; 0: empty
-  };
   std::vector<std::string> names_;
   std::vector<Slot> slots_;
-  std::unordered_map<std::string, int> counters_;
 };
 
 /// How often a `while` is taken to repeat when ways to compute an op are

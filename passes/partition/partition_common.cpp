@@ -4,35 +4,43 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace shardc::partition {
 
 void NameTable::grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 1024 : 2 * old.size(), Slot{});
   const size_t mask = slots_.size() - 1;
-  for (const Slot &slot : old)
-    if (slot.name != 0) {
-      size_t i = slot.hash & mask;
+  for (const Slot &entry : old)
+    if (entry.name != 0) {
+      size_t i = entry.hash & mask;
       while (slots_[i].name != 0)
         i = (i + 1) & mask;
-      slots_[i] = slot;
+      slots_[i] = entry;
     }
 }
 
-bool NameTable::insert(std::string_view name) {
+NameTable::Slot &NameTable::slot(std::string_view name) {
   if (2 * (names_.size() + 1) > slots_.size())
     grow();
   const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    Slot &slot = slots_[i];
-    if (slot.name == 0) {
+    Slot &entry = slots_[i];
+    if (entry.name == 0) {
       names_.emplace_back(name);
-      slot = Slot{hash, static_cast<uint32_t>(names_.size())};
-      return true;
+      entry.hash = hash;
+      entry.name = static_cast<uint32_t>(names_.size());
+      return entry;
     }
-    if (slot.hash == hash && names_[slot.name - 1] == name)
-      return false;
+    if (entry.hash == hash && names_[entry.name - 1] == name)
+      return entry;
   }
+}
+
+bool NameTable::take(std::string_view name) {
+  Slot &entry = slot(name);
+  return !std::exchange(entry.taken, true);
 }
 
 bool NameTable::contains(std::string_view name) const {
@@ -40,11 +48,11 @@ bool NameTable::contains(std::string_view name) const {
     return false;
   const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const Slot &slot = slots_[i];
-    if (slot.name == 0)
+    const Slot &entry = slots_[i];
+    if (entry.name == 0)
       return false;
-    if (slot.hash == hash && names_[slot.name - 1] == name)
-      return true;
+    if (entry.hash == hash && names_[entry.name - 1] == name)
+      return entry.taken;
   }
 }
 
@@ -57,14 +65,17 @@ std::string NameTable::fresh(const std::string &hint) {
       contains(base))
     base = base.substr(0, cut);
   std::string name = hint.empty() ? base : hint;
-  if (insert(name))
+  if (take(name))
     return name;
-  int &next = counters_[base];
-  base += '_';
+  // (Read, then written back: taking names may grow the table.)
+  int next = slot(base).counter;
+  const size_t stem = base.size() + 1;
+  name.assign(base).push_back('_');
   do {
-    name = base;
+    name.resize(stem);
     name += std::to_string(++next); // (fmt::format: twice the time here)
-  } while (!insert(name));
+  } while (!take(name));
+  slot(base).counter = next;
   return name;
 }
 
