@@ -70,6 +70,9 @@ private:
     bool taken = false; ///< (false: only a base, with its counter)
     int counter = 0;    ///< the last number given to `name`_N
   };
+  /// The index of `name`'s slot (of `hash`), or of the empty slot where it
+  /// would go; the table is not empty.
+  size_t probe(std::string_view name, size_t hash) const;
   /// The slot of `name`, added (not taken) when missing.
   Slot &slot(std::string_view name);
   /// Takes `name`; false when it was taken already.

@@ -21,21 +21,25 @@ void NameTable::grow() {
     }
 }
 
+size_t NameTable::probe(std::string_view name, size_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  while (slots_[i].name != 0 && (slots_[i].hash != hash || names_[slots_[i].name - 1] != name))
+    i = (i + 1) & mask;
+  return i;
+}
+
 NameTable::Slot &NameTable::slot(std::string_view name) {
   if (2 * (names_.size() + 1) > slots_.size())
     grow();
-  const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    Slot &entry = slots_[i];
-    if (entry.name == 0) {
-      names_.emplace_back(name);
-      entry.hash = hash;
-      entry.name = static_cast<uint32_t>(names_.size());
-      return entry;
-    }
-    if (entry.hash == hash && names_[entry.name - 1] == name)
-      return entry;
+  const size_t hash = std::hash<std::string_view>{}(name);
+  Slot &entry = slots_[probe(name, hash)];
+  if (entry.name == 0) {
+    names_.emplace_back(name);
+    entry.hash = hash;
+    entry.name = static_cast<uint32_t>(names_.size());
   }
+  return entry;
 }
 
 bool NameTable::take(std::string_view name) {
@@ -44,16 +48,7 @@ bool NameTable::take(std::string_view name) {
 }
 
 bool NameTable::contains(std::string_view name) const {
-  if (slots_.empty())
-    return false;
-  const size_t hash = std::hash<std::string_view>{}(name), mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const Slot &entry = slots_[i];
-    if (entry.name == 0)
-      return false;
-    if (entry.hash == hash && names_[entry.name - 1] == name)
-      return entry.taken;
-  }
+  return !slots_.empty() && slots_[probe(name, std::hash<std::string_view>{}(name))].taken;
 }
 
 std::string NameTable::fresh(const std::string &hint) {

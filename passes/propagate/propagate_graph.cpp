@@ -17,7 +17,6 @@
 #include "passes/propagate/PropagateInternal.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <unordered_map>
 
