@@ -109,7 +109,7 @@ LoweredProgram lowerProgram(const shardc::Module &spmd, llvm::LLVMContext &conte
   const Function &main = mainFunction(spmd);
   auto module = std::make_unique<llvm::Module>(programName, context);
   ProgramDescription description(*module, spmd);
-  KernelEmitter kernel(*module, spmd, main, description);
+  KernelEmitter kernel(*module, spmd, main, description, flags.vectorBytes);
   llvm::Function *kernelFunction = kernel.emit();
   if (flags.flushDenormals)
     flushDenormalsIn(*kernelFunction);

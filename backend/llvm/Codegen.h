@@ -53,6 +53,8 @@ struct ProgramFlags {
   /// The kernel runs with denormal floats flushed to zero (x86 FTZ and DAZ,
   /// set on entry and restored on return).
   bool flushDenormals = false;
+  /// The target's widest vector register in bytes (vectorRegisterBytes).
+  int64_t vectorBytes = 64;
 };
 
 /// Whether this machine's executables can run with denormals flushed to

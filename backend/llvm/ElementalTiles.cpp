@@ -2,7 +2,8 @@
 // transpose on its own): the plain loop nest runs along the output's last
 // dim, which is a strided dim of such an operand, so every element is a load
 // from a different cache line (a gather once vectorized). Instead the loop
-// walks the output in blocks of square tiles of one cache line a side, in
+// walks the output in blocks of square tiles of one vector register a side
+// (a cache line with AVX-512, half of one with AVX2), in
 // two passes per block: first each tile of the operand is read a contiguous
 // line at a time and transposed in registers (shufflevector) into a stack
 // buffer holding the block; then the block's rows are computed reading that
@@ -214,6 +215,11 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     identity[d] = d;
   LeafFinder finder(k);
   finder.visitOp(op, identity);
+  // A tile's side is one vector register, at most a cache line: the t loads
+  // of a tile and their transposes then stay in registers. Tiles of a line
+  // with AVX2 (two registers a row, 32 for a tile of f32) spilled, and ran
+  // the bench's transposed broadcast 25-30% slower than tiles of half a line.
+  const int64_t tileBytes = std::min<int64_t>(64, k.vectorBytes);
 
   // The operands read with their contiguous last dim along output dim `rowDim`
   // (the first such dim found) and one of their dims along the output's last.
@@ -232,7 +238,8 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     }
     if (!alongLast || !onceAlongRow || (bytes != 4 && bytes != 8))
       continue;
-    if (rowDim == kUnknown && shape[from.back()] >= 64 / bytes && shape[last] >= 64 / bytes)
+    if (rowDim == kUnknown && shape[from.back()] >= tileBytes / bytes &&
+        shape[last] >= tileBytes / bytes)
       rowDim = from.back(); // the first along which a whole tile fits
     bool seen = false;
     for (const TiledOperand &t : tiled)
@@ -242,7 +249,7 @@ bool emitTiledLoops(KernelLowering &k, const Value *v) {
     tiled.push_back(leaf);
     widest = std::max(widest, bytes);
   }
-  const int64_t t = widest == 0 ? 0 : 64 / widest; // one cache line a side
+  const int64_t t = widest == 0 ? 0 : tileBytes / widest;
   if (tiled.empty() || shape[rowDim] < t || shape[last] < t)
     return false;
 

@@ -10,9 +10,10 @@
 namespace shardc::llvmgen {
 
 KernelEmitter::KernelEmitter(llvm::Module &module, const shardc::Module &program,
-                             const Function &main, ProgramDescription &description)
+                             const Function &main, ProgramDescription &description,
+                             int64_t vectorBytes)
     : module_(module), program_(program), main_(main), description_(description),
-      builder_(module.getContext()), plan_(program, main) {}
+      vectorBytes_(vectorBytes), builder_(module.getContext()), plan_(program, main) {}
 
 llvm::FunctionCallee KernelEmitter::runtime(const char *name, llvm::Type *result,
                                             std::vector<llvm::Type *> params) {
@@ -29,6 +30,7 @@ llvm::Function *KernelEmitter::emit() {
   kernel->addFnAttr(llvm::Attribute::NoUnwind); // no unwind tables for thousands of calls
   builder_.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", kernel));
   k_ = std::make_unique<KernelLowering>(context, module_, builder_, program_, kernel->getArg(0));
+  k_->vectorBytes = vectorBytes_;
   for (size_t i = 0; i < program_.meshes.size(); ++i)
     k_->meshIndices[program_.meshes[i].get()] = static_cast<int64_t>(i);
 

@@ -25,7 +25,7 @@ namespace shardc::llvmgen {
 class KernelEmitter {
 public:
   KernelEmitter(llvm::Module &module, const shardc::Module &program, const Function &main,
-                ProgramDescription &description);
+                ProgramDescription &description, int64_t vectorBytes);
   llvm::Function *emit();
   /// The distinct kernels the driver calls, in the order first called.
   std::vector<KernelUnit> takeKernels() { return std::move(kernels_); }
@@ -37,6 +37,7 @@ private:
   const shardc::Module &program_;
   const Function &main_;
   ProgramDescription &description_;
+  int64_t vectorBytes_;
   llvm::IRBuilder<> builder_;
   KernelPlan plan_;
   std::unique_ptr<KernelLowering> k_;

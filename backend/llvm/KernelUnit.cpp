@@ -69,6 +69,7 @@ KernelUnit KernelEmitter::emitKernel(llvm::LLVMContext &context,
   };
   KernelLowering k(context, *unit.module, b, program_, fn->getArg(0));
   k.meshIndices = k_->meshIndices;
+  k.vectorBytes = k_->vectorBytes;
   k.setFusion(&k_->fusion());
   k.setCurrentMesh(k_->currentMesh());
   k.bufferSource = [&](const Value *v) -> llvm::Value * {

@@ -159,6 +159,10 @@ public:
   llvm::IRBuilder<> &builder;
   const shardc::Module &program;
   llvm::Value *runtimeContext; // the shardrt_context* argument
+  /// The target's widest vector register in bytes (64 with AVX-512, 32 with
+  /// AVX2, 16 with SSE only): loops that shuffle whole registers (the
+  /// transposed tiles) are sized by it, so they do not spill.
+  int64_t vectorBytes = 64;
 
   KernelLowering(llvm::LLVMContext &context, llvm::Module &module, llvm::IRBuilder<> &builder,
                  const shardc::Module &program, llvm::Value *runtimeContext)

@@ -64,7 +64,8 @@ bool NativeBackend::lower(const Module &spmd, DiagnosticEngine &diags) {
   state_->context.setDiscardValueNames(!options_.keepIR);
   try {
     state_->program = llvmgen::lowerProgram(spmd, state_->context, programName_,
-                                            {options_.releaseScratch, options_.flushDenormals});
+                                            {options_.releaseScratch, options_.flushDenormals,
+                                             llvmgen::vectorRegisterBytes(*state_->machine)});
   } catch (const llvmgen::CodegenError &e) {
     // Partitioning succeeded, so the backend must lower what it produced: a
     // construct it cannot is a bug of shardc's (exit 3).

@@ -164,6 +164,15 @@ std::unique_ptr<llvm::TargetMachine> createTargetMachine(const std::string &cpu,
   return machine;
 }
 
+int64_t vectorRegisterBytes(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *subtarget = machine.getMCSubtargetInfo();
+  if (subtarget && subtarget->checkFeatures("+avx512f"))
+    return 64;
+  if (subtarget && subtarget->checkFeatures("+avx"))
+    return 32;
+  return 16;
+}
+
 void setTarget(llvm::Module &module, llvm::TargetMachine &machine) {
   module.setTargetTriple(machine.getTargetTriple().str());
   module.setDataLayout(machine.createDataLayout());

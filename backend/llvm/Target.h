@@ -19,6 +19,10 @@ std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const std::string &cpu, std::string &error,
                     llvm::CodeGenOpt::Level level = llvm::CodeGenOpt::Aggressive);
 
+/// The widest vector register of `machine`'s CPU in bytes: 64 with
+/// AVX-512F, 32 with AVX, 16 otherwise.
+int64_t vectorRegisterBytes(const llvm::TargetMachine &machine);
+
 /// Sets the module's triple and data layout for `machine`.
 void setTarget(llvm::Module &module, llvm::TargetMachine &machine);
 
