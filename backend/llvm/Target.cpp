@@ -118,11 +118,12 @@ void usePreferredVectorWidth(llvm::Module &module, unsigned bits) {
 /// CPU's scheduling model says its loop buffer holds: 50 for Haswell to
 /// Sapphire Rapids, 28 for plain x86-64, 512 for znver3 (AMD Zen 3, and
 /// every later family-19h CPU LLVM 14 knows no better name for), where a
-/// vectorized loop of a few exps was unrolled 8 or 16 times. On the AMD EPYC VM that doubled the
-/// time code generation took (10,000 all-distinct ops: 34 s, two thirds of it in LLVM's code
-/// generator) and ran no faster: capped at 150 the bench's fused loops (broadcast rows, softmax,
-/// the fused elementwise chain) took the same time within the noise, and the compile of 2,000
-/// distinct ops went from 6.2 to 4.2 s.
+/// vectorized loop of a few exps was unrolled 8 or 16 times. On the AMD EPYC
+/// VM that doubled the time code generation took (10,000 all-distinct ops:
+/// 34 s, two thirds of it in LLVM's code generator) and ran no faster:
+/// capped at 150, the bench's fused loops (broadcast rows, softmax, the
+/// fused elementwise chain) took the same time within the noise, and the
+/// compile of 2,000 distinct ops went from 6.2 to 4.2 s.
 constexpr unsigned kMaxPartialUnrollOps = 150;
 
 /// Caps partial unrolling at kMaxPartialUnrollOps when `machine`'s CPU
