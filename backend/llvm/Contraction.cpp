@@ -168,6 +168,10 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPiece &piece, Ge
   auto at = [&](llvm::Value *buffer, llvm::Value *offset) {
     return k.elementAddress(buffer, dtype, offset);
   };
+  // The sizes BLAS is given come in as the kernel's arguments: GEMMs that
+  // differ only in them (a stack of layers of their own widths) share one
+  // kernel, compiled once.
+  auto size = [&](int64_t value) { return b.CreateTrunc(k.sizeArgument(value), i32); };
   // With a progress call to make, K is cut into pieces (C += A[:, piece]
   // B[piece, :]), each a BLAS call followed by the progress call.
   int64_t pieces = 1;
@@ -192,19 +196,17 @@ void emitGemm(KernelLowering &k, const Op &op, const ContractionPiece &piece, Ge
     auto call = [&](llvm::Value *first, llvm::Value *length, llvm::Value *beta) {
       llvm::Value *aOffset = g.a.transposed ? b.CreateMul(first, k.i64(g.a.ld)) : first;
       llvm::Value *bOffset = g.b.transposed ? first : b.CreateMul(first, k.i64(g.b.ld));
-      b.CreateCall(
-          gemm,
-          {b.getInt32(101), trans(g.a.transposed), trans(g.b.transposed),
-           b.getInt32(static_cast<int32_t>(g.M)), b.getInt32(static_cast<int32_t>(g.N)),
-           b.CreateTrunc(length, i32), llvm::ConstantFP::get(element, 1.0),
-           at(a, b.CreateAdd(batchOffset(g.a), aOffset)), b.getInt32(static_cast<int32_t>(g.a.ld)),
-           at(bm, b.CreateAdd(batchOffset(g.b), bOffset)), b.getInt32(static_cast<int32_t>(g.b.ld)),
-           beta, at(c, batchOffset(g.c)), b.getInt32(static_cast<int32_t>(g.c.ld))});
+      b.CreateCall(gemm,
+                   {b.getInt32(101), trans(g.a.transposed), trans(g.b.transposed), size(g.M),
+                    size(g.N), b.CreateTrunc(length, i32), llvm::ConstantFP::get(element, 1.0),
+                    at(a, b.CreateAdd(batchOffset(g.a), aOffset)), size(g.a.ld),
+                    at(bm, b.CreateAdd(batchOffset(g.b), bOffset)), size(g.b.ld), beta,
+                    at(c, batchOffset(g.c)), size(g.c.ld)});
       if (piece.progress)
         piece.progress();
     };
     if (pieces == 1)
-      return call(k.i64(0), k.i64(g.K), firstBeta);
+      return call(k.i64(0), k.sizeArgument(g.K), firstBeta);
     k.emitLoop(k.i64(pieces), [&](llvm::Value *p) {
       llvm::Value *first = b.CreateMul(p, k.i64(pieceK));
       llvm::Value *length = b.CreateSelect(b.CreateICmpSLT(k.i64(g.K - pieceK), first),

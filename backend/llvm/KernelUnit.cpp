@@ -85,6 +85,13 @@ KernelUnit KernelEmitter::emitKernel(llvm::LLVMContext &context,
     llvm::IRBuilder<> at(toStart);
     return at.CreatePtrToInt(pointer, at.getInt64Ty(), "op_id");
   };
+  k.externalInt = [&](int64_t value) -> llvm::Value * {
+    auto *constant = llvm::ConstantExpr::getIntToPtr(
+        builder_.getInt64(static_cast<uint64_t>(value)), builder_.getInt8PtrTy());
+    llvm::Value *pointer = argument({nullptr, constant});
+    llvm::IRBuilder<> at(toStart);
+    return at.CreatePtrToInt(pointer, at.getInt64Ty(), "size");
+  };
   k.groupIndex = [&](const std::vector<AxisRef> &axes) -> llvm::Value * {
     const Mesh *mesh = k.currentMesh();
     if (!mesh)

@@ -194,6 +194,13 @@ public:
   /// [core] `op`'s profile id as an i64 in the function being emitted (an
   /// argument of the kernel, for the same reason).
   std::function<llvm::Value *(const Op &)> opIdValue;
+  /// [core] An i64 the function being emitted takes through the kernel's
+  /// arguments rather than as a constant (when unset, the constant): for
+  /// the sizes a library call is given (a GEMM's M, N, K and leading
+  /// dimensions), which change nothing in the kernel's code, so that
+  /// kernels differing only in them are one.
+  std::function<llvm::Value *(int64_t)> externalInt;
+  llvm::Value *sizeArgument(int64_t value) { return externalInt ? externalInt(value) : i64(value); }
   /// Scratch memory for one op's lowering (e.g. a transposed copy for gemm),
   /// valid until the op is done: [core] frees it after the op.
   llvm::Value *scratch(int64_t bytes);
