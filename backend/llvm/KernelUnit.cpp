@@ -78,20 +78,17 @@ KernelUnit KernelEmitter::emitKernel(llvm::LLVMContext &context,
     return argument({plan_.storageOf(v), nullptr});
   };
   k.externalPointer = [&](llvm::Constant *c) { return argument({nullptr, c}); };
-  k.opIdValue = [&](const Op &op) -> llvm::Value * {
-    auto *id = llvm::ConstantExpr::getIntToPtr(
-        builder_.getInt64(static_cast<uint64_t>(k_->opId(op))), builder_.getInt8PtrTy());
-    llvm::Value *pointer = argument({nullptr, id});
-    llvm::IRBuilder<> at(toStart);
-    return at.CreatePtrToInt(pointer, at.getInt64Ty(), "op_id");
-  };
-  k.externalInt = [&](int64_t value) -> llvm::Value * {
+  // An i64 passed as an argument (a constant pointer of that value in the
+  // driver), read back at the entry.
+  auto integerArgument = [&](int64_t value, const char *name) -> llvm::Value * {
     auto *constant = llvm::ConstantExpr::getIntToPtr(
         builder_.getInt64(static_cast<uint64_t>(value)), builder_.getInt8PtrTy());
     llvm::Value *pointer = argument({nullptr, constant});
     llvm::IRBuilder<> at(toStart);
-    return at.CreatePtrToInt(pointer, at.getInt64Ty(), "size");
+    return at.CreatePtrToInt(pointer, at.getInt64Ty(), name);
   };
+  k.opIdValue = [&](const Op &op) { return integerArgument(k_->opId(op), "op_id"); };
+  k.externalInt = [&](int64_t value) { return integerArgument(value, "size"); };
   k.groupIndex = [&](const std::vector<AxisRef> &axes) -> llvm::Value * {
     const Mesh *mesh = k.currentMesh();
     if (!mesh)
