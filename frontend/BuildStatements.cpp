@@ -175,7 +175,7 @@ void IRBuilder::buildBlockItem(antlr4::tree::ParseTree *child, Block &block) {
       diags_.error(loc(s), "statement after return");
       return;
     }
-    if (P::OpExprContext *op = s->opExpr())
+    if (auto *op = firstRuleChild<P::OpExprContext>(s, P::RuleOpExpr))
       buildStatement(tokensOf(s, P::VALUE), op, buildTypeSpec(firstChild<P::TypeSpecContext>(s)),
                      block);
     else

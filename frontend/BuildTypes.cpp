@@ -56,20 +56,20 @@ std::vector<AxisRef> IRBuilder::buildAxisSet(P::AxisSetContext *ctx) {
 }
 
 Sharding IRBuilder::buildSharding(P::ShardingContext *ctx) {
-  P::ShardingBodyContext *body = ctx->shardingBody();
+  P::ShardingBodyContext *body = firstChild<P::ShardingBodyContext>(ctx);
   Sharding s;
   s.loc = loc(ctx);
   s.meshName = body->SYMBOL()->getText().substr(1);
   s.meshLoc = loc(body->SYMBOL());
-  for (P::DimShardingContext *d : body->dimSharding()) {
+  for (P::DimShardingContext *d : childrenOf<P::DimShardingContext>(body)) {
     DimSharding dim;
     dim.loc = loc(d);
-    const auto entries = d->dimEntry();
+    const auto entries = childrenOf<P::DimEntryContext>(d);
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (entries[i]->axisRef()) {
+      if (P::AxisRefContext *axis = firstChild<P::AxisRefContext>(entries[i])) {
         if (dim.open)
           diags_.error(loc(entries[i]), "'?' must come after the axes of a dimension");
-        dim.axes.push_back(buildAxisRef(entries[i]->axisRef()));
+        dim.axes.push_back(buildAxisRef(axis));
       } else if (dim.open) {
         diags_.error(loc(entries[i]), "'?' written twice in one dimension");
       } else {
@@ -128,8 +128,9 @@ Attribute IRBuilder::buildAttrValue(P::AttrValueContext *ctx) {
     a.b = b->KW_TRUE() != nullptr;
   } else if (auto *l = nodeAs<P::ListAttrContext>(ctx)) {
     a.kind = K::List;
-    for (P::AttrValueContext *v : l->attrValue())
-      a.list.push_back(buildAttrValue(v));
+    for (antlr4::tree::ParseTree *child : l->children)
+      if (auto *v = ruleNodeAs<P::AttrValueContext>(child, P::RuleAttrValue))
+        a.list.push_back(buildAttrValue(v));
   } else if (auto *as = nodeAs<P::AxisSetAttrContext>(ctx)) {
     a.kind = K::AxisSet;
     a.axes = buildAxisSet(as->axisSet());
@@ -150,11 +151,12 @@ Attribute IRBuilder::buildAttrValue(P::AttrValueContext *ctx) {
 std::vector<NamedAttribute> IRBuilder::buildAttrDict(P::AttrDictContext *ctx) {
   std::vector<NamedAttribute> attrs;
   std::map<std::string, Loc> seen;
-  for (P::AttributeContext *a : ctx->attribute()) {
+  for (P::AttributeContext *a : childrenOf<P::AttributeContext>(ctx)) {
     NamedAttribute na;
-    na.name = a->attrName()->getText();
-    na.nameLoc = loc(a->attrName());
-    na.value = buildAttrValue(a->attrValue());
+    P::AttrNameContext *name = firstChild<P::AttrNameContext>(a);
+    na.name = name->getStart()->getText(); // one token: an IDENT or a keyword
+    na.nameLoc = loc(name);
+    na.value = buildAttrValue(firstRuleChild<P::AttrValueContext>(a, P::RuleAttrValue));
     auto [it, inserted] = seen.emplace(na.name, na.nameLoc);
     if (!inserted) {
       diags_.error(na.nameLoc, fmt::format("attribute written twice: {}", na.name))

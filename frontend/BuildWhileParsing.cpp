@@ -12,7 +12,23 @@ bool isFunctionBody(antlr4::tree::ParseTree *block) {
          isExactly<P::FuncDefContext>(block->parent);
 }
 
+using Nodes = std::vector<antlr4::tree::ParseTree *>;
+using NodesMember = Nodes antlr4::tree::ParseTreeTracker::*;
+
+/// ParseTreeTracker::_allocated, reached the one standard way a private
+/// member can be: its address as an argument of an explicit instantiation,
+/// where access is not checked.
+NodesMember trackerNodesMember();
+template <NodesMember Member> struct TrackerNodesMember {
+  friend NodesMember trackerNodesMember() { return Member; }
+};
+template struct TrackerNodesMember<&antlr4::tree::ParseTreeTracker::_allocated>;
+
 } // namespace
+
+Nodes &trackedNodes(antlr4::tree::ParseTreeTracker &tracker) {
+  return tracker.*trackerNodesMember();
+}
 
 BuildWhileParsing::BuildWhileParsing(const SourceFile &file, Module &module)
     : builder_(file, diags_, module) {
@@ -61,9 +77,20 @@ void BuildWhileParsing::entered(antlr4::ParserRuleContext *ctx, size_t ruleIndex
   case P::RuleControlStmt:
   case P::RuleReturnStmt:
     if (isFunctionBody(ctx->parent)) {
-      if (openBodyItem_) // the statement before is complete
+      // The rule's context is the last node made: the statement before
+      // made the nodes from its own context up to this one.
+      size_t node =
+          nodes_ && !nodes_->empty() && nodes_->back() == ctx ? nodes_->size() - 1 : kNoNode;
+      if (openBodyItem_) { // the statement before is complete
+        const antlr4::Token *start = openBodyItem_->start, *stop = openBodyItem_->stop;
+        if (openBodyItemNode_ != kNoNode && node != kNoNode && start && stop &&
+            stop->getTokenIndex() >= start->getTokenIndex())
+          posted_.push_back(PostedNodes{postedPieces_, openBodyItemNode_, node,
+                                        start->getTokenIndex(), stop->getTokenIndex() + 1});
         post(Piece::BodyItem, openBodyItem_);
+      }
       openBodyItem_ = ctx;
+      openBodyItemNode_ = node;
     }
     break;
   default:
@@ -77,6 +104,7 @@ void BuildWhileParsing::closeTopItem() {
   if (openBodyItem_)
     post(Piece::BodyItem, openBodyItem_);
   openBodyItem_ = nullptr;
+  openBodyItemNode_ = kNoNode;
   antlr4::tree::ParseTree *first =
       openTopItem_->children.empty() ? nullptr : openTopItem_->children.front();
   if (first && isExactly<P::FuncDefContext>(first))
@@ -88,8 +116,26 @@ void BuildWhileParsing::closeTopItem() {
 
 void BuildWhileParsing::post(Piece::Kind kind, antlr4::ParserRuleContext *ctx) {
   batch_.push_back(Piece{kind, ctx});
+  ++postedPieces_;
   if (batch_.size() == kBatch)
     flush();
+}
+
+void BuildWhileParsing::freeBuiltStatements() {
+  size_t built = builtPieces_.load(std::memory_order_acquire);
+  // The parser looks back a token or two (a rule's stop token is the one
+  // before the next): the tokens near it stay.
+  size_t parsedTokens = tokens_ ? tokens_->index() : 0;
+  while (!posted_.empty() && posted_.front().piece < built &&
+         posted_.front().tokenEnd + kTokensKept <= parsedTokens) {
+    const PostedNodes &done = posted_.front();
+    for (size_t i = done.begin; i < done.end; ++i) {
+      delete (*nodes_)[i];
+      (*nodes_)[i] = nullptr;
+    }
+    tokens_->releaseTokens(done.tokenBegin, done.tokenEnd);
+    posted_.pop_front();
+  }
 }
 
 void BuildWhileParsing::flush() {
@@ -101,6 +147,8 @@ void BuildWhileParsing::flush() {
   }
   batch_.clear();
   ready_.notify_one();
+  if (nodes_ && tokens_)
+    freeBuiltStatements();
 }
 
 bool BuildWhileParsing::take(std::vector<Piece> &work) {
@@ -118,9 +166,12 @@ void BuildWhileParsing::run() {
     builder_.beginModule();
     std::vector<Piece> work;
     work.reserve(kBatch);
+    size_t built = 0;
     while (take(work))
-      for (const Piece &piece : work)
+      for (const Piece &piece : work) {
         build(piece);
+        builtPieces_.store(++built, std::memory_order_release);
+      }
     builder_.endModule();
   } catch (...) {
     failure_ = std::current_exception();

@@ -65,6 +65,35 @@ template <class T> T *firstChild(antlr4::ParserRuleContext *ctx) {
   return nullptr;
 }
 
+/// The children of `ctx` of the context class T (as nodeAs requires): the
+/// generated list accessor without its dynamic_casts.
+template <class T> std::vector<T *> childrenOf(antlr4::ParserRuleContext *ctx) {
+  std::vector<T *> out;
+  for (antlr4::tree::ParseTree *child : ctx->children)
+    if (T *found = nodeAs<T>(child))
+      out.push_back(found);
+  return out;
+}
+
+/// `node` as a context of rule `ruleIndex` (a rule with labelled
+/// alternatives, whose contexts derive from T), or null: dynamic_cast's
+/// answer without its walk of the class hierarchy.
+template <class T> T *ruleNodeAs(antlr4::tree::ParseTree *node, size_t ruleIndex) {
+  // Every node of a tree the builder reads is a rule context or a token.
+  if (!node || isExactly<antlr4::tree::TerminalNodeImpl>(node))
+    return nullptr;
+  auto *rule = static_cast<antlr4::RuleContext *>(node);
+  return rule->getRuleIndex() == ruleIndex ? static_cast<T *>(rule) : nullptr;
+}
+
+/// The first child of `ctx` of rule `ruleIndex`, as ruleNodeAs gives it.
+template <class T> T *firstRuleChild(antlr4::ParserRuleContext *ctx, size_t ruleIndex) {
+  for (antlr4::tree::ParseTree *child : ctx->children)
+    if (T *found = ruleNodeAs<T>(child, ruleIndex))
+      return found;
+  return nullptr;
+}
+
 class IRBuilder {
 public:
   IRBuilder(const SourceFile &file, DiagnosticEngine &diags, Module &module)
@@ -197,13 +226,14 @@ private:
 
 template <typename AnnotatedCtx> IRBuilder::Annotated IRBuilder::buildAnnotated(AnnotatedCtx *ctx) {
   Annotated a;
-  a.type = buildType(ctx->tensorType());
-  a.typeLoc = loc(ctx->tensorType());
+  P::TensorTypeContext *tensorType = firstChild<P::TensorTypeContext>(ctx);
+  a.type = buildType(tensorType);
+  a.typeLoc = loc(tensorType);
   a.typeInvalid = !a.type;
-  if (ctx->sharding())
-    a.sharding = buildSharding(ctx->sharding());
-  if (ctx->attrDict()) {
-    for (NamedAttribute &attr : buildAttrDict(ctx->attrDict())) {
+  if (P::ShardingContext *sharding = firstChild<P::ShardingContext>(ctx))
+    a.sharding = buildSharding(sharding);
+  if (P::AttrDictContext *attrDict = firstChild<P::AttrDictContext>(ctx)) {
+    for (NamedAttribute &attr : buildAttrDict(attrDict)) {
       if (attr.name != "sdy.sharding") {
         diags_.error(attr.nameLoc,
                      fmt::format("unknown attribute on a type: {} (only sdy.sharding is "

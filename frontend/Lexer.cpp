@@ -326,6 +326,12 @@ SourceTokenStream::SourceTokenStream(ShdTokenSource &source)
   _tokens.reserve(source.text().size() / 5 + 16);
 }
 
+void SourceTokenStream::releaseTokens(size_t begin, size_t end) {
+  for (size_t i = begin; i < end && i < _tokens.size(); ++i)
+    _tokens[i].reset();
+  releasedAny_ = releasedAny_ || begin < end;
+}
+
 size_t SourceTokenStream::fetch(size_t n) {
   if (_fetchedEOF)
     return 0;

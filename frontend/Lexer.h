@@ -140,11 +140,18 @@ class SourceTokenStream final : public antlr4::CommonTokenStream {
 public:
   explicit SourceTokenStream(ShdTokenSource &source);
 
+  /// Deletes tokens [begin, end), which nothing reads any more (a parse
+  /// built while parsing frees each built statement's). The stream cannot
+  /// be read again from the start after it.
+  void releaseTokens(size_t begin, size_t end);
+  bool releasedAny() const { return releasedAny_; }
+
 protected:
   size_t fetch(size_t n) override;
 
 private:
   ShdTokenSource &source_;
+  bool releasedAny_ = false;
 };
 
 } // namespace frontend

@@ -241,14 +241,22 @@ std::unique_ptr<Module> parseModule(const SourceFile &file, DiagnosticEngine &di
     module = std::make_unique<Module>();
   }
   if (!tree) {
-    // The tokens stay buffered: the text is not lexed twice.
-    tokens.seek(0);
-    parser.reset();
-    parser.addErrorListener(&listener);
-    parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
-    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+    if (tokens.releasedAny()) {
+      // The build released the tokens of the statements it built: the text
+      // is lexed again.
+      machinery = std::make_unique<ParseMachinery>(file);
+      machinery->parser.removeErrorListeners();
+    } else {
+      // The tokens stay buffered: the text is not lexed twice.
+      tokens.seek(0);
+      parser.reset();
+    }
+    frontend::StreamingParser &full = machinery->parser;
+    full.addErrorListener(&listener);
+    full.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
+    full.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
         antlr4::atn::PredictionMode::LL);
-    tree = parser.module();
+    tree = full.module();
   }
   if (listener.errorCount() > 0)
     return nullptr;

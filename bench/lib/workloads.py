@@ -1,6 +1,7 @@
 """The workloads of bench/run: each builds its shardc programs, runs them and
 their peers in the same run, and returns Results (a ratio and its target)."""
 import os
+import re
 import shutil
 import sys
 
@@ -419,6 +420,14 @@ def kernel_compile(b):
     front = _generated(b, c["front_ops"])
     front_times = Sample(wall_times([b.shardc, front, "--emit=spmd", "-o", os.devnull],
                                     c["repeats"], 600))
+    # Peak resident memory, from --time-passes (each phase's line ends with
+    # the peak at its end): every page of it is one the kernel zeroed first.
+    phases = re.findall(r"^  (\S+) .* ([0-9.]+) MiB$",
+                        run_stderr([b.shardc, front, "--emit=spmd", "-o", os.devnull,
+                                    "--time-passes"], 600), re.M)
+    front_note = (f"peak resident memory {max(float(m) for _, m in phases):.0f} MiB, "
+                  f"{next(float(m) for p, m in phases if p == 'parse'):.0f} MiB at the end of "
+                  "the parse" if phases else "")
     # What the backend did, cold then warm: `shardc: kernels: ...` of --time-passes.
     shutil.rmtree(cache, ignore_errors=True)
     notes = {}
@@ -440,7 +449,8 @@ def kernel_compile(b):
                           c["distinct_seconds"], at_least=False))
     results.append(Result("kernel compile", f"{c['front_ops']} ops to --emit=spmd, parse included",
                           f"{front_times.median:.2f} s ({front_times.spread()})", "the target",
-                          front_times.median, c["front_seconds"], at_least=False))
+                          front_times.median, c["front_seconds"], at_least=False,
+                          note=front_note))
     for r in results:
         b.log(f"{r.case}: {r.shardc}")
     return results

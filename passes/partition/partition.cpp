@@ -162,18 +162,26 @@ private:
   std::vector<std::unique_ptr<Op>> old_;
   std::unordered_map<const Value *, Value *> globals_;
   /// The last of old_ that uses each value (forEachUse), so that finding a
-  /// run's results does not scan the ops after it once per value; filled
-  /// when a run has ops after it (usedLater).
+  /// run's results does not scan the ops after it once per value, and a
+  /// run drops each local after its last use.
   std::unordered_map<const Value *, size_t> lastUse_;
   bool lastUseKnown_ = false;
 
-  /// Whether an op after `end` uses `v`, or the function returns it.
-  bool usedLater(const Value *v, size_t end) {
-    if (end < old_.size() && !lastUseKnown_) {
+  /// lastUse_, filled on the first call.
+  const std::unordered_map<const Value *, size_t> &lastUses() {
+    if (!lastUseKnown_) {
+      lastUse_.reserve(old_.size());
       for (size_t i = 0; i < old_.size(); ++i)
         forEachUse(*old_[i], [&](const Value *used) { lastUse_[used] = i; });
       lastUseKnown_ = true;
     }
+    return lastUse_;
+  }
+
+  /// Whether an op after `end` uses `v`, or the function returns it.
+  bool usedLater(const Value *v, size_t end) {
+    if (end < old_.size())
+      lastUses();
     auto last = lastUse_.find(v);
     return (last != lastUse_.end() && last->second >= end) ||
            std::find(f_.body.returned.begin(), f_.body.returned.end(), v) != f_.body.returned.end();
@@ -445,11 +453,26 @@ private:
       body.locals[input] = Local{arg.get(), s, {}, "sum"};
       mc->body->args.push_back(std::move(arg));
     }
+    // A value's local is dropped after the last op that uses it (unless the
+    // run returns it): body.locals holds the live values only, not one entry
+    // (some 500 bytes with its layout) per value of the function, and a
+    // loop's body copies fewer.
+    const std::unordered_map<const Value *, size_t> &lastUse = lastUses();
+    std::unordered_set<const Value *> isOutput(outputs.begin(), outputs.end());
+    auto dropIfDead = [&](const Value *v, size_t i) {
+      auto last = lastUse.find(v);
+      if ((last == lastUse.end() || last->second == i) && !isOutput.count(v))
+        body.locals.erase(v);
+    };
     for (size_t i = begin; i < end; ++i) {
-      if (old_[i]->kind == OpKind::ManualComputation)
-        partition::partitionManual(body, *old_[i]);
+      const Op &op = *old_[i];
+      if (op.kind == OpKind::ManualComputation)
+        partition::partitionManual(body, op);
       else
-        partition::partitionOp(body, *old_[i]);
+        partition::partitionOp(body, op);
+      forEachUse(op, [&](const Value *used) { dropIfDead(used, i); });
+      for (const auto &r : op.results)
+        dropIfDead(r.get(), i);
     }
     for (const Value *output : outputs) {
       outs.shardings.push_back(*output->sharding);

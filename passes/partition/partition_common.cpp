@@ -60,17 +60,23 @@ std::string NameTable::fresh(const std::string &hint) {
       contains(base))
     base = base.substr(0, cut);
   std::string name = hint.empty() ? base : hint;
-  if (take(name))
+  Slot *named = &slot(name);
+  if (!std::exchange(named->taken, true))
     return name;
-  // (Read, then written back: taking names may grow the table.)
-  int next = slot(base).counter;
+  // Usually the hint is the base: its slot is at hand.
+  Slot *counted = name == base ? named : &slot(base);
+  int next = counted->counter;
   const size_t stem = base.size() + 1;
+  const size_t slots = slots_.size();
   name.assign(base).push_back('_');
   do {
     name.resize(stem);
     name += std::to_string(++next); // (fmt::format: twice the time here)
   } while (!take(name));
-  slot(base).counter = next;
+  // (Taking names may have grown the table and moved the slot.)
+  if (slots_.size() != slots)
+    counted = &slot(base);
+  counted->counter = next;
   return name;
 }
 

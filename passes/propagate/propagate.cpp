@@ -72,6 +72,11 @@ struct EdgeState {
   std::array<int8_t, kStages> directions{}; // edgeDirections per stage
   uint32_t firstSlot = 0;                   // its slots' numbers: slotIds_[firstSlot, + numSlots)
   uint32_t numSlots = 0;
+  /// edgeMesh's answer when the clock read meshClock (none before the first
+  /// visit): it changes only when a tensor of the edge does.
+  bool meshKnown = false;
+  uint64_t meshClock = 0;
+  const Mesh *mesh = nullptr;
 };
 
 /// A dim held back until its priority's round.
@@ -262,17 +267,33 @@ private:
   /// Whether an edge settled with the directions of `stage` and none of its
   /// tensors changed since.
   bool settled(const EdgeState &state, int stage) const {
-    if (state.settledDirections != state.directions[stage])
-      return false;
+    return state.settledDirections == state.directions[stage] &&
+           unchangedSince(state, state.settledClock);
+  }
+
+  /// Whether none of the edge's tensors changed after the clock read `clock`.
+  bool unchangedSince(const EdgeState &state, uint64_t clock) const {
     const uint32_t *ids = slotIds_.data() + state.firstSlot;
     return std::all_of(ids, ids + state.numSlots,
-                       [&](uint32_t id) { return changedAt_[id] <= state.settledClock; });
+                       [&](uint32_t id) { return changedAt_[id] <= clock; });
+  }
+
+  /// edgeMesh, asked again only after a tensor of the edge changed: it reads
+  /// the mesh name of every tensor, each in a value of its own elsewhere in
+  /// memory, where the clocks are one array.
+  const Mesh *meshOf(const Edge &edge, EdgeState &state) {
+    if (!state.meshKnown || !unchangedSince(state, state.meshClock)) {
+      state.mesh = edgeMesh(edge, module_);
+      state.meshClock = clock_;
+      state.meshKnown = true;
+    }
+    return state.mesh;
   }
 
   bool visit(Edge &edge, EdgeState &state, int stage) {
     if (settled(state, stage))
       return false;
-    bool changed = update(edge, stage);
+    bool changed = update(edge, state, stage);
     // An edge that changed something is visited again: its new shardings
     // may let it do more (Shardy likewise revisits until nothing changes).
     state.settledDirections = changed ? -1 : state.directions[stage];
@@ -280,14 +301,14 @@ private:
     return changed;
   }
 
-  bool update(Edge &edge, int stage) {
+  bool update(Edge &edge, EdgeState &state, int stage) {
     const ShardingRule &rule = *edge.rule;
     bool anyDirection = false;
     for (size_t f = 0; f < rule.numFactors() && !anyDirection; ++f)
       anyDirection = edgeDirection(edge, static_cast<int>(f), stage) != Direction::None;
     if (!anyDirection)
       return false;
-    const Mesh *mesh = edgeMesh(edge, module_);
+    const Mesh *mesh = meshOf(edge, state);
     if (!mesh)
       return false;
     // An edge visited with the same inputs before writes what it wrote then

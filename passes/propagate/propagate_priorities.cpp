@@ -38,21 +38,32 @@ int edgeDirections(const Edge &edge, int stage) {
 }
 
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {
-  std::vector<std::pair<const Mesh *, int>> counts;
+  // The mesh most of the edge's sharded tensors are on (the first of equal
+  // counts). Nearly always they are all on one: counted in a list only from
+  // the second mesh on.
+  const Mesh *first = nullptr;
+  int firstCount = 0;
+  std::vector<std::pair<const Mesh *, int>> others;
   bool maximal = false;
   auto count = [&](const Slot &slot) {
     if (!*slot.sharding)
       return;
-    const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
+    const std::string &name = (*slot.sharding)->meshName;
+    const Mesh *mesh = first && first->name == name ? first : module.findMesh(name);
     maximal = maximal || (mesh && mesh->isMaximal());
     if (!mesh || mesh->isEmpty() || mesh->isMaximal())
       return;
-    for (auto &[m, n] : counts)
+    if (!first || mesh == first) {
+      first = mesh;
+      ++firstCount;
+      return;
+    }
+    for (auto &[m, n] : others)
       if (m == mesh) {
         ++n;
         return;
       }
-    counts.emplace_back(mesh, 1);
+    others.emplace_back(mesh, 1);
   };
   for (const Slot &slot : edge.operands)
     count(slot);
@@ -62,9 +73,9 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
   // nothing propagates through it.
   if (maximal)
     return nullptr;
-  const Mesh *best = nullptr;
-  int bestCount = 0;
-  for (auto &[m, n] : counts)
+  const Mesh *best = first;
+  int bestCount = firstCount;
+  for (auto &[m, n] : others)
     if (n > bestCount) {
       best = m;
       bestCount = n;

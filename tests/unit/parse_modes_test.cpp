@@ -252,3 +252,21 @@ TEST_CASE("a syntax error deep in a large function is reported once, where it is
   CHECK(errors[0] ==
         std::to_string(statements + 3) + ":16+1 syntax error - unexpected ','; expected a %value");
 }
+
+TEST_CASE("a block of thousands of ops prints as written, its halves on two threads", "[parser]") {
+  // From 8,192 ops on (kSplitPrintOps) a block's second half is printed on a
+  // second thread and appended: the text must be the one-thread text, which
+  // for a canonical file is the file itself.
+  std::string text = "@m = <[\"x\"=2]>\n\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
+  const int statements = 20001;
+  for (int i = 1; i <= statements; ++i)
+    text += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) +
+            ", %v0 : tensor<8xf32>\n";
+  text += "  return %v" + std::to_string(statements) + "\n}\n";
+  SourceFile file("large.shd", text);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(file, diags);
+  REQUIRE(module);
+  REQUIRE(describe(diags).empty());
+  CHECK(printModule(*module) == text);
+}
