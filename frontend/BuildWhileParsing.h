@@ -54,8 +54,7 @@ public:
   /// and its tokens: a built body statement's nodes are deleted and their
   /// entries set to null, which the tracker's reset skips, and its tokens
   /// released.
-  void freeBuiltStatements(std::vector<antlr4::tree::ParseTree *> *nodes,
-                           SourceTokenStream *tokens) {
+  void freeStatementsOf(std::vector<antlr4::tree::ParseTree *> *nodes, SourceTokenStream *tokens) {
     nodes_ = nodes;
     tokens_ = tokens;
   }
@@ -128,7 +127,7 @@ public:
   void streamTo(BuildWhileParsing *build) {
     build_ = build;
     if (build)
-      build->freeBuiltStatements(&trackedNodes(_tracker), static_cast<SourceTokenStream *>(_input));
+      build->freeStatementsOf(&trackedNodes(_tracker), static_cast<SourceTokenStream *>(_input));
   }
   /// ANTLR 4.9's Parser::enterRule, with a static_cast where it makes a
   /// dynamic_cast per rule to add the context to its parent (a rule
