@@ -38,32 +38,21 @@ int edgeDirections(const Edge &edge, int stage) {
 }
 
 const Mesh *edgeMesh(const Edge &edge, const Module &module) {
-  // The mesh most of the edge's sharded tensors are on (the first of equal
-  // counts). Nearly always they are all on one: counted in a list only from
-  // the second mesh on.
-  const Mesh *first = nullptr;
-  int firstCount = 0;
-  std::vector<std::pair<const Mesh *, int>> others;
+  std::vector<std::pair<const Mesh *, int>> counts;
   bool maximal = false;
   auto count = [&](const Slot &slot) {
     if (!*slot.sharding)
       return;
-    const std::string &name = (*slot.sharding)->meshName;
-    const Mesh *mesh = first && first->name == name ? first : module.findMesh(name);
+    const Mesh *mesh = module.findMesh((*slot.sharding)->meshName);
     maximal = maximal || (mesh && mesh->isMaximal());
     if (!mesh || mesh->isEmpty() || mesh->isMaximal())
       return;
-    if (!first || mesh == first) {
-      first = mesh;
-      ++firstCount;
-      return;
-    }
-    for (auto &[m, n] : others)
+    for (auto &[m, n] : counts)
       if (m == mesh) {
         ++n;
         return;
       }
-    others.emplace_back(mesh, 1);
+    counts.emplace_back(mesh, 1);
   };
   for (const Slot &slot : edge.operands)
     count(slot);
@@ -73,9 +62,9 @@ const Mesh *edgeMesh(const Edge &edge, const Module &module) {
   // nothing propagates through it.
   if (maximal)
     return nullptr;
-  const Mesh *best = first;
-  int bestCount = firstCount;
-  for (auto &[m, n] : others)
+  const Mesh *best = nullptr;
+  int bestCount = 0;
+  for (auto &[m, n] : counts)
     if (n > bestCount) {
       best = m;
       bestCount = n;
