@@ -145,6 +145,16 @@ ParseOutcome parseWith(const SourceFile &file, IRBuild when) {
   return out;
 }
 
+/// `statements` lines `  %vI = add %v(I-1), %v0`, each followed by `suffix`:
+/// a long function body after `func @main(%v0: ...) {`.
+std::string addChain(int statements, const std::string &suffix = "") {
+  std::string body;
+  for (int i = 1; i <= statements; ++i)
+    body +=
+        "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) + ", %v0" + suffix + "\n";
+  return body;
+}
+
 } // namespace
 
 TEST_CASE("building the IR while parsing gives what building it after gives", "[parser]") {
@@ -170,10 +180,8 @@ TEST_CASE("building the IR while parsing gives what building it after gives", "[
 TEST_CASE("a large file built while parsing: errors of the builder and of the parser", "[parser]") {
   // Past the size from which IRBuild::Auto builds while parsing.
   std::string head = "@m = <[\"x\"=2]>\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
-  std::string body;
   const int statements = 5000;
-  for (int i = 1; i <= statements; ++i)
-    body += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) + ", %v0\n";
+  std::string body = addChain(statements);
   std::string tail = "  return %v" + std::to_string(statements) + "\n}\n";
   REQUIRE(head.size() + body.size() > 64 * 1024);
 
@@ -230,8 +238,7 @@ TEST_CASE("a syntax error deep in a large function is reported once, where it is
   // token, after thousands of statements.
   std::string text = "@m = <[\"x\"=2]>\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
   const int statements = 20000;
-  for (int i = 1; i <= statements; ++i)
-    text += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) + ", %v0\n";
+  text += addChain(statements);
   std::string bad =
       text + "  %w = add %v1,, %v2\n  return %v" + std::to_string(statements) + "\n}\n";
   text += "  return %v" + std::to_string(statements) + "\n}\n";
@@ -259,9 +266,7 @@ TEST_CASE("a block of thousands of ops prints as written, its halves on two thre
   // for a canonical file is the file itself.
   std::string text = "@m = <[\"x\"=2]>\n\nfunc @main(%v0: tensor<8xf32>) -> tensor<8xf32> {\n";
   const int statements = 20001;
-  for (int i = 1; i <= statements; ++i)
-    text += "  %v" + std::to_string(i) + " = add %v" + std::to_string(i - 1) +
-            ", %v0 : tensor<8xf32>\n";
+  text += addChain(statements, " : tensor<8xf32>");
   text += "  return %v" + std::to_string(statements) + "\n}\n";
   SourceFile file("large.shd", text);
   DiagnosticEngine diags;
